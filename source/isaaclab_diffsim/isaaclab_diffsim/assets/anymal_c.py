@@ -1,0 +1,190 @@
+"""ANYmal C for Newton builders, from the URDF shipped in the ``example-robot-data`` package.
+
+Only the URDF's inertials count (shape density 0), and only the four foot spheres collide.
+Imports newton, warp, numpy and the standard library only.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import site
+import sys
+import warnings
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import warp as wp
+
+import newton
+
+_URDF_REL = Path("share/example-robot-data/robots/anymal_c_simple_description/urdf/anymal.urdf")
+
+LEGS = ("LF", "RF", "LH", "RH")
+"""Leg order used for every per-foot list (Isaac Lab's order)."""
+
+ANYMAL_C_BASE_HEIGHT = 0.6
+"""Initial base height [m] (Isaac Lab's ANYmal init pos z)."""
+
+ANYMAL_C_DEFAULT_JOINT_POS: dict[str, float] = {
+    **{f"{leg}_HAA": 0.0 for leg in LEGS},
+    "LF_HFE": 0.4, "RF_HFE": 0.4, "LH_HFE": -0.4, "RH_HFE": -0.4,
+    "LF_KFE": -0.8, "RF_KFE": -0.8, "LH_KFE": 0.8, "RH_KFE": 0.8,
+}  # fmt: skip
+"""Isaac Lab's ANYmal standing pose [rad], by URDF joint name."""
+
+
+def anymal_c_urdf_path() -> Path:
+    """Path of ``anymal.urdf`` in the installed ``example-robot-data`` (cmeel prefix); never downloads."""
+    candidates = []
+    try:
+        candidates.append(Path(importlib.metadata.distribution("example-robot-data").locate_file("cmeel.prefix")))
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    roots = [*sys.path, *site.getsitepackages(), site.getusersitepackages(), sys.prefix]
+    candidates += [Path(r) / "cmeel.prefix" for r in roots if r]
+    for prefix in candidates:
+        if (prefix / _URDF_REL).is_file():
+            return prefix / _URDF_REL
+    raise FileNotFoundError(
+        f"ANYmal C URDF ({_URDF_REL}) not found: install the PyPI package 'example-robot-data' "
+        "(pip install example-robot-data) into this Python environment."
+    )
+
+
+def _last_index(labels, name: str) -> int:
+    """Highest index whose label is ``name`` or ends with ``/name`` (the robot just added)."""
+    for i in range(len(labels) - 1, -1, -1):
+        if labels[i] == name or labels[i].endswith("/" + name):
+            return i
+    raise KeyError(name)
+
+
+def _urdf_velocity_limits(path: Path) -> dict[str, float]:
+    """Joint velocity limits from the URDF (Newton's importer leaves them unset)."""
+    out = {}
+    for joint in ET.parse(path).getroot().iter("joint"):
+        lim = joint.find("limit")
+        if lim is not None and lim.get("velocity") is not None:
+            out[joint.get("name")] = float(lim.get("velocity"))
+    return out
+
+
+def add_anymal_c(builder: newton.ModelBuilder, xform=None, *, kp=40.0, kd=5.0, foot_radius=None) -> dict:
+    """Add one floating-base ANYmal C to ``builder`` at ``xform`` (default: ANYMAL_C_BASE_HEIGHT up).
+
+    Fixed joints are collapsed (13 bodies, 18 dofs, 19 coordinates); note Newton's collapse acts on
+    the whole builder. Sets the default pose as joint_q and joint_target_q, PD gains kp/kd, URDF
+    velocity limits, and makes every shape but the four foot spheres (mu 1) non-colliding.
+    ``foot_radius`` overrides the URDF's 0.03 m sphere radius (same centre).
+    Returns indices (absolute in ``builder``), feet ordered LF, RF, LH, RH.
+    """
+    path = anymal_c_urdf_path()
+    if xform is None:
+        xform = wp.transform((0.0, 0.0, ANYMAL_C_BASE_HEIGHT), wp.quat_identity())
+    shape_start = builder.shape_count
+    old_density = builder.default_shape_cfg.density
+    builder.default_shape_cfg.density = 0.0
+    try:
+        with warnings.catch_warnings():
+            # Visual meshes use package:// URIs that Newton cannot resolve here; visuals are skipped.
+            warnings.filterwarnings("ignore", message=r".*could not resolve (URI|package)")
+            builder.add_urdf(
+                str(path),
+                xform=xform,
+                floating=True,
+                collapse_fixed_joints=True,
+                force_show_colliders=True,
+            )
+    finally:
+        builder.default_shape_cfg.density = old_density
+
+    base = _last_index(builder.body_label, "base")
+    feet = [_last_index(builder.body_label, f"{leg}_SHANK") for leg in LEGS]  # *_FOOT is merged here
+    root_joint = next(j for j in range(builder.joint_count - 1, -1, -1) if builder.joint_child[j] == base)
+    q0, qd0 = builder.joint_q_start[root_joint], builder.joint_qd_start[root_joint]
+
+    # Leg joints in Newton's dof order; set pose, target, gains and velocity limits.
+    vel_limits = _urdf_velocity_limits(path)
+    leg_joints = sorted(
+        (j for j in range(root_joint + 1, builder.joint_count) if builder.joint_type[j] == newton.JointType.REVOLUTE),
+        key=lambda j: builder.joint_qd_start[j],
+    )
+    names = [builder.joint_label[j].rsplit("/", 1)[-1] for j in leg_joints]
+    for j, name in zip(leg_joints, names, strict=True):
+        qi, di = builder.joint_q_start[j], builder.joint_qd_start[j]
+        builder.joint_q[qi] = builder.joint_target_q[qi] = ANYMAL_C_DEFAULT_JOINT_POS[name]
+        builder.joint_target_ke[di] = kp
+        builder.joint_target_kd[di] = kd
+        builder.joint_velocity_limit[di] = vel_limits.get(name, builder.joint_velocity_limit[di])
+
+    # Collision: only the foot spheres.
+    collide = int(newton.ShapeFlags.COLLIDE_SHAPES | newton.ShapeFlags.COLLIDE_PARTICLES)
+    sphere = int(newton.GeoType.SPHERE)
+    foot_shapes = []
+    for body in feet:
+        s = max(i for i in range(shape_start, builder.shape_count)
+                if builder.shape_body[i] == body and builder.shape_type[i] == sphere)  # fmt: skip
+        foot_shapes.append(s)
+    for s in range(shape_start, builder.shape_count):
+        if s not in foot_shapes:
+            builder.shape_flags[s] &= ~collide
+    for s in foot_shapes:
+        builder.shape_material_mu[s] = 1.0
+        if foot_radius is not None:
+            builder.shape_scale[s] = wp.vec3(float(foot_radius), 0.0, 0.0)
+            builder.shape_collision_radius[s] = float(foot_radius)
+
+    return {
+        "base_body": base,
+        "foot_bodies": feet,
+        "foot_shapes": foot_shapes,
+        "foot_radius": float(builder.shape_scale[foot_shapes[0]][0]),
+        "foot_centers": [tuple(float(v) for v in builder.shape_transform[s].p) for s in foot_shapes],
+        "joint_names": names,
+        "root_joint": root_joint,
+        "q_start": q0,
+        "qd_start": qd0,
+    }
+
+
+def build_anymal_c_model(
+    num_worlds=1, device="cpu", *, kp=40.0, kd=5.0, base_height=0.6, requires_grad=False, ground_mu=1.0
+) -> tuple[newton.Model, dict]:
+    """Finalize ``num_worlds`` ANYmal C worlds plus one shared ground plane; body_q set by FK.
+
+    The info dict holds the per-robot layout (``*_per_world`` counts, ``joint_names``, ``foot_radius``,
+    ``foot_centers`` in the foot body frames) and absolute indices per world: ``base_body`` and
+    ``q_start``/``qd_start`` of shape (num_worlds,), ``foot_bodies``/``foot_shapes`` (num_worlds, 4).
+    """
+    robot = newton.ModelBuilder()
+    local = add_anymal_c(robot, wp.transform((0.0, 0.0, base_height), wp.quat_identity()), kp=kp, kd=kd)
+    builder = newton.ModelBuilder()
+    builder.replicate(robot, num_worlds)
+    ground_cfg = builder.default_shape_cfg.copy()
+    ground_cfg.mu = ground_mu
+    ground = builder.add_ground_plane(cfg=ground_cfg)
+    model = builder.finalize(device=device, requires_grad=requires_grad)
+    newton.eval_fk(model, model.joint_q, model.joint_qd, model)
+
+    w = np.arange(num_worlds)[:, None]
+    nb, ns = robot.body_count, robot.shape_count
+    nq, nd = robot.joint_coord_count, robot.joint_dof_count
+    info = {
+        "num_worlds": num_worlds,
+        "bodies_per_world": nb,
+        "shapes_per_world": ns,
+        "joints_per_world": robot.joint_count,
+        "coords_per_world": nq,
+        "dofs_per_world": nd,
+        "ground_shape": ground,
+        "joint_names": local["joint_names"],
+        "foot_radius": local["foot_radius"],
+        "foot_centers": local["foot_centers"],
+        "base_body": (w[:, 0] * nb + local["base_body"]),
+        "foot_bodies": w * nb + np.asarray(local["foot_bodies"]),
+        "foot_shapes": w * ns + np.asarray(local["foot_shapes"]),
+        "q_start": w[:, 0] * nq + local["q_start"],
+        "qd_start": w[:, 0] * nd + local["qd_start"],
+    }
+    return model, info

@@ -1,0 +1,615 @@
+"""Warp kernels of the Moreau / Gauss-Seidel solver (pure Warp, no torch, no isaaclab).
+
+One thread handles one articulation. Differentiability rules followed throughout: inside dynamic
+loops every value is read from and written to arrays (no loop-carried locals), every array element
+is stored once per step, and sums are accumulated into zero-initialised arrays with ``+=`` and read
+back only after the accumulation is complete. Warp's reverse mode then replays the kernels exactly.
+"""
+
+import warp as wp
+
+from .spatial import force_cross, inertia_mul, motion_cross, point_velocity_column
+from .topology import Topology
+
+wp.set_module_options({"enable_backward": True})
+
+JOINT_PRISMATIC = wp.constant(0)
+JOINT_REVOLUTE = wp.constant(1)
+JOINT_FREE = wp.constant(4)
+
+MODEL_HARD = wp.constant(0)
+MODEL_SMOOTHED = wp.constant(1)
+MODEL_SOFT = wp.constant(2)
+
+SIGMOID_EXP_CLAMP = wp.constant(50.0)
+CHOL_EPS = wp.constant(1.0e-9)
+
+
+@wp.func
+def contact_weight(d: float, kappa: float):
+    """s(d) = 1 / (1 + exp(kappa d)) with the exponent clamped to +-50."""
+    e = wp.clamp(kappa * d, -SIGMOID_EXP_CLAMP, SIGMOID_EXP_CLAMP)
+    return 1.0 / (1.0 + wp.exp(e))
+
+
+@wp.kernel
+def integrate_positions(
+    topo: Topology,
+    body_com: wp.array(dtype=wp.vec3),
+    q_in: wp.array(dtype=float),
+    qd: wp.array(dtype=float),
+    h: float,
+    q_out: wp.array(dtype=float),
+):
+    """q_out = q_in + h * qdot(q_in, qd) per joint; free-joint quaternions are renormalised."""
+    j = wp.tid()
+    jt = topo.joint_type[j]
+    qs = topo.joint_q_start[j]
+    ds = topo.joint_qd_start[j]
+    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
+        q_out[qs] = q_in[qs] + h * qd[ds]
+    if jt == JOINT_FREE:
+        p = wp.vec3(q_in[qs], q_in[qs + 1], q_in[qs + 2])
+        r = wp.quat(q_in[qs + 3], q_in[qs + 4], q_in[qs + 5], q_in[qs + 6])
+        v = wp.vec3(qd[ds], qd[ds + 1], qd[ds + 2])
+        w = wp.vec3(qd[ds + 3], qd[ds + 4], qd[ds + 5])
+        # joint_qd's linear part is the COM velocity; the coordinate is the joint frame origin
+        c_j = wp.transform_point(wp.transform_inverse(topo.joint_X_c[j]), body_com[topo.joint_child[j]])
+        p_new = p + h * (v - wp.cross(w, wp.quat_rotate(r, c_j)))
+        r_dot = wp.quat(w[0], w[1], w[2], 0.0) * r * 0.5
+        r_new = wp.normalize(r + r_dot * h)
+        q_out[qs] = p_new[0]
+        q_out[qs + 1] = p_new[1]
+        q_out[qs + 2] = p_new[2]
+        q_out[qs + 3] = r_new[0]
+        q_out[qs + 4] = r_new[1]
+        q_out[qs + 5] = r_new[2]
+        q_out[qs + 6] = r_new[3]
+
+
+@wp.func
+def drive_and_limit(
+    topo: Topology,
+    k: int,
+    q: float,
+    v: float,
+    target_q: wp.array(dtype=float),
+    target_qd: wp.array(dtype=float),
+    target_by_coord: int,
+    dt: float,
+):
+    """Implicit PD drive plus joint-limit spring for dof k.
+
+    Returns (tau, extra): tau is the explicit part of the generalized force, extra the term
+    dt * (kd + dt/2 ke) added to H's diagonal, so that the drive acts on v+ and q+ = q_m + dt/2 v+.
+    """
+    tau = float(0.0)
+    extra = float(0.0)
+    if topo.joint_target_mode[k] != 0:
+        ke = topo.joint_target_ke[k]
+        kd = topo.joint_target_kd[k]
+        ti = k
+        if target_by_coord != 0:
+            ti = topo.dof_coord[k]
+        tau = ke * (target_q[ti] - q) + kd * (target_qd[k] - v) - ke * 0.5 * dt * v
+        extra = dt * (kd + 0.5 * dt * ke)
+    lo = topo.joint_limit_lower[k]
+    hi = topo.joint_limit_upper[k]
+    kl = topo.joint_limit_ke[k]
+    dl = topo.joint_limit_kd[k]
+    if q < lo:
+        tau = tau + kl * (lo - q) - dl * v - kl * 0.5 * dt * v
+        extra = extra + dt * (dl + 0.5 * dt * kl)
+    if q > hi:
+        tau = tau + kl * (hi - q) - dl * v - kl * 0.5 * dt * v
+        extra = extra + dt * (dl + 0.5 * dt * kl)
+    return tau, extra
+
+
+@wp.kernel
+def articulation_dynamics(
+    topo: Topology,
+    q: wp.array(dtype=float),
+    qd: wp.array(dtype=float),
+    joint_f: wp.array(dtype=float),
+    target_q: wp.array(dtype=float),
+    target_qd: wp.array(dtype=float),
+    target_by_coord: int,
+    body_f: wp.array(dtype=wp.spatial_vector),
+    use_body_f: int,
+    dt: float,
+    body_X: wp.array(dtype=wp.transform),
+    body_V: wp.array(dtype=wp.spatial_vector),
+    body_A: wp.array(dtype=wp.spatial_vector),
+    body_F: wp.array(dtype=wp.spatial_vector),
+    body_m: wp.array(dtype=float),
+    body_h: wp.array(dtype=wp.vec3),
+    body_I: wp.array(dtype=wp.mat33),
+    S: wp.array(dtype=wp.spatial_vector),
+    H: wp.array(dtype=float),
+    hvec: wp.array(dtype=float),
+):
+    """Kinematics, bias forces (RNEA) and mass matrix (CRBA) at configuration q, velocity qd.
+
+    Writes H (plus armature and implicit drive terms on the diagonal) and h = tau - C(q, qd),
+    gravity included, for one articulation.
+    """
+    a = wp.tid()
+    j0 = topo.art_joint_start[a]
+    j1 = topo.art_joint_end[a]
+    dof0 = topo.art_dof_start[a]
+    n = topo.art_ndof[a]
+    hoff = topo.art_h_off[a]
+    nj = j1 - j0
+    aoff = topo.art_anc_off[a]
+    g = topo.gravity[topo.art_world[a]]
+    a_root = wp.spatial_vector(-g, wp.vec3(0.0))
+
+    # forward pass: poses, motion subspaces, twists, bias accelerations, body forces
+    for j in range(j0, j1):
+        jt = topo.joint_type[j]
+        parent = topo.joint_parent[j]
+        child = topo.joint_child[j]
+        qs = topo.joint_q_start[j]
+        ds = topo.joint_qd_start[j]
+        X_wp = wp.transform_identity()
+        V_p = wp.spatial_vector()
+        A_p = a_root
+        if parent >= 0:
+            X_wp = body_X[parent]
+            V_p = body_V[parent]
+            A_p = body_A[parent]
+        X_wj = X_wp * topo.joint_X_p[j]
+        X_j = wp.transform_identity()
+        if jt == JOINT_REVOLUTE:
+            X_j = wp.transform(wp.vec3(0.0), wp.quat_from_axis_angle(topo.joint_axis[ds], q[qs]))
+        if jt == JOINT_PRISMATIC:
+            X_j = wp.transform(topo.joint_axis[ds] * q[qs], wp.quat_identity())
+        if jt == JOINT_FREE:
+            X_j = wp.transform(
+                wp.vec3(q[qs], q[qs + 1], q[qs + 2]), wp.quat(q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6])
+            )
+        X_wc = X_wj * X_j * wp.transform_inverse(topo.joint_X_c[j])
+        body_X[child] = X_wc
+
+        R = wp.quat_to_matrix(wp.transform_get_rotation(X_wc))
+        c = wp.transform_point(X_wc, topo.body_com[child])
+        m = topo.body_mass[child]
+        hb = m * c
+        Ib = R * topo.body_inertia[child] * wp.transpose(R) - m * wp.skew(c) * wp.skew(c)
+
+        V = V_p
+        A = A_p
+        if jt == JOINT_REVOLUTE:
+            ax = wp.quat_rotate(wp.transform_get_rotation(X_wj), topo.joint_axis[ds])
+            s = wp.spatial_vector(wp.cross(wp.transform_get_translation(X_wj), ax), ax)
+            S[ds] = s
+            V = V_p + s * qd[ds]
+            A = A_p + motion_cross(V_p, s * qd[ds])
+        if jt == JOINT_PRISMATIC:
+            ax = wp.quat_rotate(wp.transform_get_rotation(X_wj), topo.joint_axis[ds])
+            s = wp.spatial_vector(ax, wp.vec3(0.0))
+            S[ds] = s
+            V = V_p + s * qd[ds]
+            A = A_p + motion_cross(V_p, s * qd[ds])
+        if jt == JOINT_FREE:
+            Rp = wp.transform_get_rotation(X_wj)
+            e0 = wp.quat_rotate(Rp, wp.vec3(1.0, 0.0, 0.0))
+            e1 = wp.quat_rotate(Rp, wp.vec3(0.0, 1.0, 0.0))
+            e2 = wp.quat_rotate(Rp, wp.vec3(0.0, 0.0, 1.0))
+            S[ds + 0] = wp.spatial_vector(e0, wp.vec3(0.0))
+            S[ds + 1] = wp.spatial_vector(e1, wp.vec3(0.0))
+            S[ds + 2] = wp.spatial_vector(e2, wp.vec3(0.0))
+            S[ds + 3] = wp.spatial_vector(wp.cross(c, e0), e0)
+            S[ds + 4] = wp.spatial_vector(wp.cross(c, e1), e1)
+            S[ds + 5] = wp.spatial_vector(wp.cross(c, e2), e2)
+            v_com = wp.quat_rotate(Rp, wp.vec3(qd[ds], qd[ds + 1], qd[ds + 2]))
+            w = wp.quat_rotate(Rp, wp.vec3(qd[ds + 3], qd[ds + 4], qd[ds + 5]))
+            V = wp.spatial_vector(v_com - wp.cross(w, c), w)
+            # d/dt of the origin twist (v_com - w x c, w) at zero qdd
+            A = A_p + wp.spatial_vector(wp.cross(v_com, w), wp.vec3(0.0))
+        body_V[child] = V
+        body_A[child] = A
+
+        f = inertia_mul(m, hb, Ib, A) + force_cross(V, inertia_mul(m, hb, Ib, V))
+        if use_body_f != 0:
+            fe = body_f[child]
+            fl = wp.spatial_top(fe)
+            f = f - wp.spatial_vector(fl, wp.spatial_bottom(fe) + wp.cross(c, fl))
+        body_F[child] = f
+        body_m[child] = m
+        body_h[child] = hb
+        body_I[child] = Ib
+
+    # backward pass: composite inertias and subtree forces
+    for jj in range(nj):
+        j = j1 - 1 - jj
+        parent = topo.joint_parent[j]
+        child = topo.joint_child[j]
+        if parent >= 0:
+            body_F[parent] += body_F[child]
+            body_m[parent] += body_m[child]
+            body_h[parent] += body_h[child]
+            body_I[parent] += body_I[child]
+
+    # h = tau - C and the lower/upper triangles of H
+    for j in range(j0, j1):
+        child = topo.joint_child[j]
+        ds = topo.joint_qd_start[j]
+        de = topo.joint_qd_start[j + 1]
+        jt = topo.joint_type[j]
+        mc = body_m[child]
+        hc = body_h[child]
+        Ic = body_I[child]
+        Fc = body_F[child]
+        for k in range(ds, de):
+            sk = S[k]
+            kl = k - dof0
+            tau = joint_f[k]
+            extra = topo.joint_armature[k]
+            if jt == JOINT_FREE:
+                # joint_f of a free joint is a world wrench at the COM; S^T maps it onto the dofs
+                if k - ds < 3:
+                    tau = wp.dot(wp.spatial_top(sk), wp.vec3(joint_f[ds], joint_f[ds + 1], joint_f[ds + 2]))
+                else:
+                    tau = wp.dot(wp.spatial_bottom(sk), wp.vec3(joint_f[ds + 3], joint_f[ds + 4], joint_f[ds + 5]))
+            else:
+                qk = q[topo.dof_coord[k]]
+                t_drive, e_drive = drive_and_limit(topo, k, qk, qd[k], target_q, target_qd, target_by_coord, dt)
+                tau = tau + t_drive
+                extra = extra + e_drive
+            hvec[k] = tau - wp.dot(sk, Fc)
+            Fk = inertia_mul(mc, hc, Ic, sk)
+            for jp in range(j0, j + 1):
+                if topo.joint_anc[aoff + (jp - j0) * nj + (j - j0)] != 0:
+                    for l in range(topo.joint_qd_start[jp], topo.joint_qd_start[jp + 1]):
+                        if l <= k:
+                            val = wp.dot(S[l], Fk)
+                            ll = l - dof0
+                            if l == k:
+                                H[hoff + kl * n + kl] = val + extra
+                            else:
+                                H[hoff + kl * n + ll] = val
+                                H[hoff + ll * n + kl] = val
+    # zero the entries of unrelated dof pairs (different branches)
+    for k in range(dof0, dof0 + n):
+        jk = topo.dof_joint[k]
+        for l in range(dof0, k):
+            jl = topo.dof_joint[l]
+            if topo.joint_anc[aoff + (jl - j0) * nj + (jk - j0)] == 0:
+                H[hoff + (k - dof0) * n + (l - dof0)] = 0.0
+                H[hoff + (l - dof0) * n + (k - dof0)] = 0.0
+
+
+@wp.func
+def cholesky_solve(
+    L: wp.array(dtype=float),
+    loff: int,
+    n: int,
+    b: wp.array(dtype=float),
+    b_off: int,
+    y: wp.array(dtype=float),
+    y_acc: wp.array(dtype=float),
+    x: wp.array(dtype=float),
+    x_acc: wp.array(dtype=float),
+    x_off: int,
+):
+    """Solve L L^T x = b (contiguous vectors at b_off and x_off; y shares x's layout)."""
+    for i in range(n):
+        for k in range(i):
+            y_acc[x_off + i] += L[loff + i * n + k] * y[x_off + k]
+        y[x_off + i] = (b[b_off + i] - y_acc[x_off + i]) / L[loff + i * n + i]
+    for ii in range(n):
+        i = n - 1 - ii
+        for k in range(i + 1, n):
+            x_acc[x_off + i] += L[loff + k * n + i] * x[x_off + k]
+        x[x_off + i] = (y[x_off + i] - x_acc[x_off + i]) / L[loff + i * n + i]
+
+
+@wp.kernel
+def factor_and_solve(
+    topo: Topology,
+    H: wp.array(dtype=float),
+    hvec: wp.array(dtype=float),
+    L: wp.array(dtype=float),
+    L_acc: wp.array(dtype=float),
+    y: wp.array(dtype=float),
+    y_acc: wp.array(dtype=float),
+    acc: wp.array(dtype=float),
+    x_acc: wp.array(dtype=float),
+):
+    """Cholesky factor L of H and the free acceleration acc = H^-1 h."""
+    a = wp.tid()
+    n = topo.art_ndof[a]
+    off = topo.art_h_off[a]
+    dof0 = topo.art_dof_start[a]
+    for j in range(n):
+        for k in range(j):
+            L_acc[off + j * n + j] += L[off + j * n + k] * L[off + j * n + k]
+        ljj = wp.sqrt(wp.max(H[off + j * n + j] - L_acc[off + j * n + j], CHOL_EPS))
+        L[off + j * n + j] = ljj
+        for i in range(j + 1, n):
+            for k in range(j):
+                L_acc[off + i * n + j] += L[off + i * n + k] * L[off + j * n + k]
+            L[off + i * n + j] = (H[off + i * n + j] - L_acc[off + i * n + j]) / ljj
+    cholesky_solve(L, off, n, hvec, dof0, y, y_acc, acc, x_acc, dof0)
+
+
+@wp.kernel
+def contact_jacobians(
+    topo: Topology,
+    body_X: wp.array(dtype=wp.transform),
+    S: wp.array(dtype=wp.spatial_vector),
+    L: wp.array(dtype=float),
+    qd: wp.array(dtype=float),
+    acc: wp.array(dtype=float),
+    dt: float,
+    dist: wp.array(dtype=float),
+    cpoint: wp.array(dtype=wp.vec3),
+    J: wp.array(dtype=float),
+    Y: wp.array(dtype=float),
+    Yy: wp.array(dtype=float),
+    Yy_acc: wp.array(dtype=float),
+    Y_acc: wp.array(dtype=float),
+    G: wp.array(dtype=float),
+    c_free: wp.array(dtype=float),
+    c_now: wp.array(dtype=float),
+):
+    """Signed distances, contact Jacobian J (normal, t1, t2 rows), Y = H^-1 J^T (stored as rows),
+    Delassus G = J H^-1 J^T, free contact velocity c = J (v + dt H^-1 h) and current J v."""
+    a = wp.tid()
+    n = topo.art_ndof[a]
+    nc = topo.art_ncand[a]
+    if nc == 0:
+        return
+    m = 3 * nc
+    c0 = topo.art_cand_start[a]
+    dof0 = topo.art_dof_start[a]
+    j0 = topo.art_joint_start[a]
+    nj = topo.art_joint_end[a] - j0
+    aoff = topo.art_anc_off[a]
+    joff = topo.art_j_off[a]
+    goff = topo.art_g_off[a]
+    hoff = topo.art_h_off[a]
+    for i in range(nc):
+        ci = c0 + i
+        b = topo.cand_body[ci]
+        nrm = topo.cand_normal[ci]
+        p = wp.transform_point(body_X[b], topo.cand_point[ci])
+        r = topo.cand_radius[ci]
+        dist[ci] = wp.dot(nrm, p - topo.cand_origin[ci]) - r
+        x = p - r * nrm
+        cpoint[ci] = x
+        jb = topo.body_joint[b]
+        for k in range(dof0, dof0 + n):
+            col = wp.vec3(0.0)
+            if topo.joint_anc[aoff + (topo.dof_joint[k] - j0) * nj + (jb - j0)] != 0:
+                col = point_velocity_column(S[k], x)
+            kl = k - dof0
+            J[joff + (3 * i + 0) * n + kl] = wp.dot(nrm, col)
+            J[joff + (3 * i + 1) * n + kl] = wp.dot(topo.cand_t1[ci], col)
+            J[joff + (3 * i + 2) * n + kl] = wp.dot(topo.cand_t2[ci], col)
+    for r in range(m):
+        cholesky_solve(L, hoff, n, J, joff + r * n, Yy, Yy_acc, Y, Y_acc, joff + r * n)
+    for r in range(m):
+        for s in range(m):
+            for k in range(n):
+                G[goff + r * m + s] += J[joff + r * n + k] * Y[joff + s * n + k]
+        for k in range(n):
+            c_free[3 * c0 + r] += J[joff + r * n + k] * (qd[dof0 + k] + dt * acc[dof0 + k])
+            c_now[3 * c0 + r] += J[joff + r * n + k] * qd[dof0 + k]
+
+
+@wp.func
+def project_cone(pn: float, pt1: float, pt2: float, mu: float):
+    """Coulomb cone: a non-positive normal part gives zero; a tangential part longer than mu pn is scaled onto the cone."""
+    out = wp.vec3(0.0)
+    if pn > 0.0:
+        tsq = pt1 * pt1 + pt2 * pt2
+        lim = mu * pn
+        if tsq > lim * lim:
+            sc = lim / wp.sqrt(tsq)
+            out = wp.vec3(pn, pt1 * sc, pt2 * sc)
+        else:
+            out = wp.vec3(pn, pt1, pt2)
+    return out
+
+
+@wp.kernel
+def gauss_seidel_impulses(
+    topo: Topology,
+    contact_model: int,
+    kappa: wp.array(dtype=float),
+    margin: float,
+    stabilization: float,
+    iterations: int,
+    dt: float,
+    dist: wp.array(dtype=float),
+    G: wp.array(dtype=float),
+    c_free: wp.array(dtype=float),
+    weight: wp.array(dtype=float),
+    p_hist: wp.array(dtype=float),
+    res: wp.array(dtype=float),
+    impulse: wp.array(dtype=float),
+):
+    """Projected Gauss-Seidel on the Coulomb cone, a fixed number of sweeps (unrolled into p_hist).
+
+    Row-wise relaxation r = 1 / G_rr. Smoothed model: couplings G_ij p_j (j != i) are weighted by
+    s(d_j) and the final impulse is P_i = s(d_i) p_i. Hard model: s = 1 on active contacts.
+    Penetration stabilisation (Baumgarte): the normal target velocity is -stabilization * min(d, 0) / dt.
+    """
+    a = wp.tid()
+    nc = topo.art_ncand[a]
+    if nc == 0:
+        return
+    m = 3 * nc
+    c0 = topo.art_cand_start[a]
+    goff = topo.art_g_off[a]
+    poff = (iterations + 1) * 3 * c0
+    roff = iterations * 3 * c0
+    k = kappa[0]
+    for i in range(nc):
+        ci = c0 + i
+        d = dist[ci]
+        s = float(0.0)
+        if d <= margin:
+            s = 1.0
+            if contact_model == MODEL_SMOOTHED:
+                s = contact_weight(d, k)
+        weight[ci] = s
+    # warm start p_i = -diag(G_ii)^-1 c_i, projected
+    for i in range(nc):
+        ci = c0 + i
+        row = 3 * i
+        bias = stabilization * wp.min(dist[ci], 0.0) / dt
+        pn = -(c_free[3 * ci] + bias) / wp.max(G[goff + row * m + row], CHOL_EPS)
+        pt1 = -c_free[3 * ci + 1] / wp.max(G[goff + (row + 1) * m + row + 1], CHOL_EPS)
+        pt2 = -c_free[3 * ci + 2] / wp.max(G[goff + (row + 2) * m + row + 2], CHOL_EPS)
+        mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
+        pc = project_cone(pn, pt1, pt2, mu)
+        act = float(0.0)
+        if weight[ci] > 0.0:
+            act = 1.0
+        p_hist[poff + row] = act * pc[0]
+        p_hist[poff + row + 1] = act * pc[1]
+        p_hist[poff + row + 2] = act * pc[2]
+    for it in range(iterations):
+        prev = poff + it * m
+        cur = poff + (it + 1) * m
+        racc = roff + it * m
+        for i in range(nc):
+            ci = c0 + i
+            row = 3 * i
+            for jc in range(nc):
+                wj = float(1.0)
+                src = prev
+                if jc != i:
+                    if contact_model == MODEL_SMOOTHED:
+                        wj = weight[c0 + jc]
+                    if jc < i:
+                        src = cur
+                for rr in range(3):
+                    for ss in range(3):
+                        res[racc + row + rr] += wj * G[goff + (row + rr) * m + 3 * jc + ss] * p_hist[src + 3 * jc + ss]
+            bias = stabilization * wp.min(dist[ci], 0.0) / dt
+            pn = p_hist[prev + row] - (res[racc + row] + c_free[3 * ci] + bias) / wp.max(
+                G[goff + row * m + row], CHOL_EPS
+            )
+            pt1 = p_hist[prev + row + 1] - (res[racc + row + 1] + c_free[3 * ci + 1]) / wp.max(
+                G[goff + (row + 1) * m + row + 1], CHOL_EPS
+            )
+            pt2 = p_hist[prev + row + 2] - (res[racc + row + 2] + c_free[3 * ci + 2]) / wp.max(
+                G[goff + (row + 2) * m + row + 2], CHOL_EPS
+            )
+            mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
+            pc = project_cone(pn, pt1, pt2, mu)
+            act = float(0.0)
+            if weight[ci] > 0.0:
+                act = 1.0
+            p_hist[cur + row] = act * pc[0]
+            p_hist[cur + row + 1] = act * pc[1]
+            p_hist[cur + row + 2] = act * pc[2]
+    last = poff + iterations * m
+    for i in range(nc):
+        ci = c0 + i
+        for rr in range(3):
+            impulse[3 * ci + rr] = weight[ci] * p_hist[last + 3 * i + rr]
+
+
+@wp.kernel
+def penalty_impulses(
+    topo: Topology,
+    ke: float,
+    kd: float,
+    kf: float,
+    dt: float,
+    dist: wp.array(dtype=float),
+    c_now: wp.array(dtype=float),
+    impulse: wp.array(dtype=float),
+):
+    """Soft contact: f_n = ke max(-d, 0) - kd min(v_n, 0) (in penetration), |f_t| = min(kf |v_t|, mu f_n)."""
+    ci = wp.tid()
+    d = dist[ci]
+    fn = float(0.0)
+    ft1 = float(0.0)
+    ft2 = float(0.0)
+    if d < 0.0:
+        vn = c_now[3 * ci]
+        fn = wp.max(ke * (-d) - kd * wp.min(vn, 0.0), 0.0)
+        vt1 = c_now[3 * ci + 1]
+        vt2 = c_now[3 * ci + 2]
+        vsq = vt1 * vt1 + vt2 * vt2
+        if vsq > 1.0e-12:
+            vt = wp.sqrt(vsq)
+            mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
+            mag = wp.min(kf * vt, mu * fn)
+            ft1 = -mag * vt1 / vt
+            ft2 = -mag * vt2 / vt
+    impulse[3 * ci] = dt * fn
+    impulse[3 * ci + 1] = dt * ft1
+    impulse[3 * ci + 2] = dt * ft2
+
+
+@wp.kernel
+def update_velocities(
+    topo: Topology,
+    qd: wp.array(dtype=float),
+    acc: wp.array(dtype=float),
+    Y: wp.array(dtype=float),
+    impulse: wp.array(dtype=float),
+    dt: float,
+    dv: wp.array(dtype=float),
+    qd_out: wp.array(dtype=float),
+):
+    """v+ = v + dt H^-1 h + H^-1 J^T P."""
+    a = wp.tid()
+    n = topo.art_ndof[a]
+    nc = topo.art_ncand[a]
+    dof0 = topo.art_dof_start[a]
+    joff = topo.art_j_off[a]
+    c0 = topo.art_cand_start[a]
+    for r in range(3 * nc):
+        for k in range(n):
+            dv[dof0 + k] += Y[joff + r * n + k] * impulse[3 * c0 + r]
+    for k in range(n):
+        qd_out[dof0 + k] = qd[dof0 + k] + dt * acc[dof0 + k] + dv[dof0 + k]
+
+
+@wp.kernel
+def contact_report(
+    topo: Topology,
+    body_q: wp.array(dtype=wp.transform),
+    body_com: wp.array(dtype=wp.vec3),
+    impulse: wp.array(dtype=float),
+    cpoint: wp.array(dtype=wp.vec3),
+    inv_dt: float,
+    count: wp.array(dtype=int),
+    shape0: wp.array(dtype=int),
+    shape1: wp.array(dtype=int),
+    point0: wp.array(dtype=wp.vec3),
+    point1: wp.array(dtype=wp.vec3),
+    normal: wp.array(dtype=wp.vec3),
+    force_vec: wp.array(dtype=wp.vec3),
+    force_spatial: wp.array(dtype=wp.spatial_vector),
+    write_spatial: int,
+):
+    """Write contact candidates and their forces (impulse / dt, world frame, on the shape's body) into a Contacts buffer."""
+    ci = wp.tid()
+    if ci == 0:
+        count[0] = topo.cand_body.shape[0]
+    b = topo.cand_body[ci]
+    nrm = topo.cand_normal[ci]
+    f = inv_dt * (
+        impulse[3 * ci] * nrm + impulse[3 * ci + 1] * topo.cand_t1[ci] + impulse[3 * ci + 2] * topo.cand_t2[ci]
+    )
+    x = cpoint[ci]
+    X = body_q[b]
+    shape0[ci] = topo.cand_shape[ci]
+    shape1[ci] = topo.cand_plane[ci]
+    point0[ci] = wp.transform_point(wp.transform_inverse(X), x)
+    point1[ci] = x
+    normal[ci] = -nrm
+    force_vec[ci] = f
+    if write_spatial != 0:
+        lever = x - wp.transform_point(X, body_com[b])
+        force_spatial[ci] = wp.spatial_vector(f, wp.cross(lever, f))
