@@ -401,6 +401,23 @@ def contact_jacobians(
 
 
 @wp.func
+def contact_update(G: wp.array(dtype=float), goff: int, m: int, row: int, r: wp.vec3, pn: float, pt1: float, pt2: float):
+    """One local step for contact block i with residual r = (G p + c)_i: the normal first (r_n = 1 / G_nn,
+    clamped at zero), then the tangential pair with one scalar step 1 / max(G_t1t1, G_t2t2) and the normal change folded in.
+
+    Returns the unprojected (normal, t1, t2); the normal is already non-negative.
+    """
+    g_nn = wp.max(G[goff + row * m + row], CHOL_EPS)
+    pn_new = wp.max(pn - r[0] / g_nn, 0.0)
+    dn = pn_new - pn
+    r1 = r[1] + G[goff + (row + 1) * m + row] * dn
+    r2 = r[2] + G[goff + (row + 2) * m + row] * dn
+    # one isotropic step for the pair keeps a sliding contact's friction exactly opposite its slip velocity
+    g_tt = wp.max(wp.max(G[goff + (row + 1) * m + row + 1], G[goff + (row + 2) * m + row + 2]), CHOL_EPS)
+    return wp.vec3(pn_new, pt1 - r1 / g_tt, pt2 - r2 / g_tt)
+
+
+@wp.func
 def project_cone(pn: float, pt1: float, pt2: float, mu: float):
     """Coulomb cone: a non-positive normal part gives zero; a tangential part longer than mu pn is scaled onto the cone."""
     out = wp.vec3(0.0)
@@ -434,7 +451,8 @@ def gauss_seidel_impulses(
 ):
     """Projected Gauss-Seidel on the Coulomb cone, a fixed number of sweeps (unrolled into p_hist).
 
-    Row-wise relaxation r = 1 / G_rr. Smoothed model: couplings G_ij p_j (j != i) are weighted by
+    Relaxation per contact block: normal row with r = 1 / G_nn, then the tangential pair with an isotropic
+    step (see contact_update); projection onto the cone keeps the normal exact when sliding (no spurious lift). Smoothed model: couplings G_ij p_j (j != i) are weighted by
     s(d_j) and the final impulse is P_i = s(d_i) p_i. Hard model: s = 1 on active contacts.
     Penetration stabilisation (Baumgarte): the normal target velocity is -stabilization * min(d, 0) / dt.
     """
@@ -457,14 +475,17 @@ def gauss_seidel_impulses(
             if contact_model == MODEL_SMOOTHED:
                 s = contact_weight(d, k)
         weight[ci] = s
-    # warm start p_i = -diag(G_ii)^-1 c_i, projected
+    # warm start: the local solve of contact i alone (p_i = -G_ii^-1 c_i, normal first), projected
     for i in range(nc):
         ci = c0 + i
         row = 3 * i
         bias = stabilization * wp.min(dist[ci], 0.0) / dt
-        pn = -(c_free[3 * ci] + bias) / wp.max(G[goff + row * m + row], CHOL_EPS)
-        pt1 = -c_free[3 * ci + 1] / wp.max(G[goff + (row + 1) * m + row + 1], CHOL_EPS)
-        pt2 = -c_free[3 * ci + 2] / wp.max(G[goff + (row + 2) * m + row + 2], CHOL_EPS)
+        p0 = contact_update(
+            G, goff, m, row, wp.vec3(c_free[3 * ci] + bias, c_free[3 * ci + 1], c_free[3 * ci + 2]), 0.0, 0.0, 0.0
+        )
+        pn = p0[0]
+        pt1 = p0[1]
+        pt2 = p0[2]
         mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
         pc = project_cone(pn, pt1, pt2, mu)
         act = float(0.0)
@@ -492,15 +513,15 @@ def gauss_seidel_impulses(
                     for ss in range(3):
                         res[racc + row + rr] += wj * G[goff + (row + rr) * m + 3 * jc + ss] * p_hist[src + 3 * jc + ss]
             bias = stabilization * wp.min(dist[ci], 0.0) / dt
-            pn = p_hist[prev + row] - (res[racc + row] + c_free[3 * ci] + bias) / wp.max(
-                G[goff + row * m + row], CHOL_EPS
+            r = wp.vec3(
+                res[racc + row] + c_free[3 * ci] + bias,
+                res[racc + row + 1] + c_free[3 * ci + 1],
+                res[racc + row + 2] + c_free[3 * ci + 2],
             )
-            pt1 = p_hist[prev + row + 1] - (res[racc + row + 1] + c_free[3 * ci + 1]) / wp.max(
-                G[goff + (row + 1) * m + row + 1], CHOL_EPS
-            )
-            pt2 = p_hist[prev + row + 2] - (res[racc + row + 2] + c_free[3 * ci + 2]) / wp.max(
-                G[goff + (row + 2) * m + row + 2], CHOL_EPS
-            )
+            pc = contact_update(G, goff, m, row, r, p_hist[prev + row], p_hist[prev + row + 1], p_hist[prev + row + 2])
+            pn = pc[0]
+            pt1 = pc[1]
+            pt2 = pc[2]
             mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
             pc = project_cone(pn, pt1, pt2, mu)
             act = float(0.0)
@@ -524,30 +545,50 @@ def penalty_impulses(
     kf: float,
     dt: float,
     dist: wp.array(dtype=float),
-    c_now: wp.array(dtype=float),
+    G: wp.array(dtype=float),
+    c_free: wp.array(dtype=float),
     impulse: wp.array(dtype=float),
 ):
-    """Soft contact: f_n = ke max(-d, 0) - kd min(v_n, 0) (in penetration), |f_t| = min(kf |v_t|, mu f_n)."""
-    ci = wp.tid()
-    d = dist[ci]
-    fn = float(0.0)
-    ft1 = float(0.0)
-    ft2 = float(0.0)
-    if d < 0.0:
-        vn = c_now[3 * ci]
-        fn = wp.max(ke * (-d) - kd * wp.min(vn, 0.0), 0.0)
-        vt1 = c_now[3 * ci + 1]
-        vt2 = c_now[3 * ci + 2]
-        vsq = vt1 * vt1 + vt2 * vt2
-        if vsq > 1.0e-12:
-            vt = wp.sqrt(vsq)
+    """Soft contact: f_n = ke max(-d, 0) - kd min(v_n, 0), |f_t| = min(kf |v_t|, mu f_n) against sliding.
+
+    The damping and friction terms are linearly implicit in the contact's own end-of-step velocity: with
+    c the free contact velocity J (v + dt H^-1 h) and g = G_rr (diagonal Delassus entry), the viscous impulse
+    -k dt v+ with v+ = c + g P gives P = -k dt c / (1 + k dt g), so large kd and kf stay stable at dt = 5 ms
+    (the spring ke is explicit).
+    """
+    a = wp.tid()
+    nc = topo.art_ncand[a]
+    c0 = topo.art_cand_start[a]
+    goff = topo.art_g_off[a]
+    m = 3 * nc
+    for i in range(nc):
+        ci = c0 + i
+        row = 3 * i
+        d = dist[ci]
+        pn = float(0.0)
+        pt1 = float(0.0)
+        pt2 = float(0.0)
+        if d < 0.0:
+            vn = c_free[3 * ci]
+            gn = G[goff + row * m + row]
+            pn = dt * ke * (-d)
+            if vn < 0.0:
+                pn = pn - kd * dt * vn / (1.0 + kd * dt * gn)
+            pn = wp.max(pn, 0.0)
+            vt1 = c_free[3 * ci + 1]
+            vt2 = c_free[3 * ci + 2]
+            g1 = G[goff + (row + 1) * m + row + 1]
+            g2 = G[goff + (row + 2) * m + row + 2]
+            pt1 = -kf * dt * vt1 / (1.0 + kf * dt * g1)
+            pt2 = -kf * dt * vt2 / (1.0 + kf * dt * g2)
             mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
-            mag = wp.min(kf * vt, mu * fn)
-            ft1 = -mag * vt1 / vt
-            ft2 = -mag * vt2 / vt
-    impulse[3 * ci] = dt * fn
-    impulse[3 * ci + 1] = dt * ft1
-    impulse[3 * ci + 2] = dt * ft2
+            pc = project_cone(pn, pt1, pt2, mu)
+            pn = pc[0]
+            pt1 = pc[1]
+            pt2 = pc[2]
+        impulse[3 * ci] = pn
+        impulse[3 * ci + 1] = pt1
+        impulse[3 * ci + 2] = pt2
 
 
 @wp.kernel

@@ -38,9 +38,11 @@ class SolverMoreauGS(SolverBase):
             0.0 for "hard" (ignored by "soft", which acts in penetration only).
         iterations: Gauss-Seidel sweeps (fixed, unrolled). Default 20.
         stabilization: Baumgarte factor: the normal target velocity is -stabilization * min(d, 0) / dt.
-            Default 0.2; 0 gives the plain velocity-level model (penetration then never recovers).
+            Default 0 (the plain velocity-level model of the paper: a landing's penetration is kept, not
+            pushed out; a positive value removes it but, in smoothed mode, trades sinking for tangential creep
+            since the scaled impulse then sits at s(d) < 1).
         ke, kd, kf: penalty stiffness [N/m], damping [N s/m] and friction viscosity [N s/m] of the
-            soft model. Defaults 2e4, 2e2, 1e3.
+            soft model. Defaults 2e4, 2e2, 1e6. kd and kf act linearly implicitly (see kernels.penalty_impulses).
     """
 
     def __init__(
@@ -50,10 +52,10 @@ class SolverMoreauGS(SolverBase):
         kappa: float = 1000.0,
         margin: float | None = None,
         iterations: int = 20,
-        stabilization: float = 0.2,
+        stabilization: float = 0.0,
         ke: float = 2.0e4,
         kd: float = 2.0e2,
-        kf: float = 1.0e3,
+        kf: float = 1.0e6,
     ):
         if contact_model not in CONTACT_MODELS:
             raise ValueError(f"contact_model must be one of {sorted(CONTACT_MODELS)}, got {contact_model!r}")
@@ -174,8 +176,8 @@ class SolverMoreauGS(SolverBase):
             if self.contact_model == "soft":
                 wp.launch(
                     kernels.penalty_impulses,
-                    dim=lay.candidate_count,
-                    inputs=[topo, self.ke, self.kd, self.kf, dt, sc.dist, sc.c_now],
+                    dim=n_art,
+                    inputs=[topo, self.ke, self.kd, self.kf, dt, sc.dist, sc.G, sc.c_free],
                     outputs=[sc.impulse],
                     device=device,
                 )

@@ -1,0 +1,258 @@
+"""Throughput of SolverMoreauGS on ANYmal C, forward and forward+backward, next to Newton's own solvers.
+
+Every robot starts with its feet touching the ground (base at 0.55 m), so contact is active throughout.
+Each figure is measured after a warm-up (the first launch compiles kernels) and repeated until at least
+``--min-time`` seconds of wall time have passed. Columns:
+
+  steps*W/s     solver steps x worlds per wall second
+  sim-s*W/s     simulated seconds x worlds per wall second (the throughput to compare across dts)
+  fwd32 / tape32 / bwd32   wall time of one horizon of ``--horizon`` steps: plain forward (no grad),
+                forward recorded on a wp.Tape, and tape.backward()
+  (f+b)/fwd     (tape32 + bwd32) / fwd32
+  MiB/step      tape memory one step keeps alive (solver.step_memory_bytes(True)), also per world
+  base z        base height at the end of the measured run, min..max over worlds
+
+Newton peers run at their largest stable dt on ANYmal C (DESIGN.md) with Newton's collision pipeline
+(run once per 5 ms frame unless --collide-every-step; MuJoCo-Warp uses its own contacts). A settle check
+simulates a few worlds for --settle-time seconds and prints the base height: a robot that falls through
+the floor ends below 0. Usage:
+
+    WARP_CACHE_PATH=.cache/warp .venv/bin/python scripts/benchmarks/solver_throughput.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+import warp as wp
+
+import newton
+from isaaclab_diffsim.assets.anymal_c import build_anymal_c_model
+from isaaclab_diffsim.solver import SolverMoreauGS
+
+BASE_HEIGHT = 0.55  # feet spheres ~1 mm above the ground in the default pose
+FRAME_DT = 0.005  # our dt, and the collision period of the Newton peers
+PEERS = {"featherstone": 1.25e-3, "semi_implicit": 1.5625e-4, "mujoco_warp": 5.0e-3}
+
+
+class Runner:
+    """One solver on W ANYmal C worlds: ``advance(n)`` takes n steps of ``dt``."""
+
+    def __init__(self, kind, worlds, device, dt, collide_every_step=False):
+        self.kind, self.dt, self.device = kind, dt, device
+        self.model, self.info = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT)
+        self.control = self.model.control()
+        self.s0, self.s1 = self.model.state(), self.model.state()
+        self.pipeline = self.contacts = None
+        if kind == "featherstone":
+            self.solver = newton.solvers.SolverFeatherstone(self.model)
+        elif kind == "semi_implicit":
+            self.solver = newton.solvers.SolverSemiImplicit(self.model)
+        elif kind == "mujoco_warp":
+            self.solver = newton.solvers.SolverMuJoCo(self.model, use_mujoco_contacts=True)
+        else:
+            self.solver = SolverMoreauGS(self.model, contact_model=kind)
+        if kind in ("featherstone", "semi_implicit"):
+            self.pipeline = newton.CollisionPipeline(self.model)
+            self.contacts = self.pipeline.contacts()
+        self.collide_period = 1 if collide_every_step else max(1, round(FRAME_DT / dt))
+        self.count = 0
+
+    def advance(self, n):
+        for _ in range(n):
+            if self.pipeline is not None and self.count % self.collide_period == 0:
+                self.pipeline.collide(self.s0, self.contacts)
+            self.s0.clear_forces()
+            self.solver.step(self.s0, self.s1, self.control, self.contacts, self.dt)
+            self.s0, self.s1 = self.s1, self.s0
+            self.count += 1
+
+    def base_z(self):
+        return self.s0.body_q.numpy()[self.info["base_body"], 2]
+
+
+def timed(fn, device, min_time):
+    """Call fn() until at least min_time seconds have passed; returns (calls, seconds)."""
+    calls, start = 0, time.perf_counter()
+    while True:
+        fn()
+        wp.synchronize_device(device)
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time:
+            return calls, elapsed
+
+
+def measure_forward(runner, steps, min_time):
+    """Steps per wall second of runner (after one warm-up chunk)."""
+    runner.advance(steps)
+    wp.synchronize_device(runner.device)
+    calls, seconds = timed(lambda: runner.advance(steps), runner.device, min_time)
+    return calls * steps / seconds
+
+
+def measure_backward(contact_model, worlds, device, horizon, min_time):
+    """Wall times of one horizon: plain forward, taped forward, backward; tape bytes per step; grad finite."""
+    model, _ = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT, requires_grad=True)
+    solver = SolverMoreauGS(model, contact_model=contact_model)
+    control = model.control()
+    states = [model.state(requires_grad=True) for _ in range(horizon + 1)]
+    plain = [model.state() for _ in range(2)]
+
+    def forward():
+        a, b = plain
+        a.assign(states[0])
+        for _ in range(horizon):
+            solver.step(a, b, control, None, FRAME_DT)
+            a, b = b, a
+
+    t = {"fwd": 0.0, "tape": 0.0, "bwd": 0.0}
+
+    def fwd_bwd(record):
+        tape = wp.Tape()
+        t0 = time.perf_counter()
+        with tape:
+            for i in range(horizon):
+                solver.step(states[i], states[i + 1], control, None, FRAME_DT)
+        wp.synchronize_device(device)
+        t1 = time.perf_counter()
+        states[-1].joint_q.grad.fill_(1.0)
+        tape.backward()
+        wp.synchronize_device(device)
+        t2 = time.perf_counter()
+        if record:
+            t["tape"] += t1 - t0
+            t["bwd"] += t2 - t1
+        finite = bool(np.isfinite(states[0].joint_q.grad.numpy()).all())
+        tape.reset()
+        return finite
+
+    forward()  # warm-up (compiles)
+    n_fwd, s_fwd = timed(forward, device, min_time)
+    fwd_bwd(False)  # warm-up (compiles adjoints)
+    reps, _ = timed(lambda: fwd_bwd(True), device, min_time)
+    finite = fwd_bwd(False)
+    return s_fwd / n_fwd, t["tape"] / reps, t["bwd"] / reps, solver.step_memory_bytes(True), finite
+
+
+def zrange(z):
+    return f"{z.min():.3f}..{z.max():.3f}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--worlds", default=None, help='comma list (default "64,256,1024", +4096 on cuda)')
+    p.add_argument("--models", default="smoothed,hard,soft")
+    p.add_argument("--steps", type=int, default=50, help="forward steps per timed chunk")
+    p.add_argument("--horizon", type=int, default=32, help="steps per forward+backward horizon")
+    p.add_argument("--min-time", type=float, default=2.0, help="minimum wall seconds per measurement")
+    p.add_argument("--skip-newton", action="store_true")
+    p.add_argument("--skip-backward", action="store_true")
+    p.add_argument("--peers", default=",".join(PEERS), help="Newton solvers to compare")
+    p.add_argument("--peer-dt", default=None, help="override peer dts, e.g. featherstone=1e-3,mujoco_warp=2e-3")
+    p.add_argument("--peer-max-s", type=float, default=60.0, help="skip a peer at a world count predicted slower")
+    p.add_argument("--collide-every-step", action="store_true", help="peers collide every step, not per 5 ms")
+    p.add_argument("--settle-worlds", type=int, default=4)
+    p.add_argument("--settle-time", type=float, default=1.0, help="simulated seconds of the settle check (0: skip)")
+    p.add_argument("--quick", action="store_true", help="tiny run: 4,16 worlds, short measurements")
+    args = p.parse_args()
+
+    wp.config.log_level = wp.LOG_WARNING
+    wp.init()
+    device = wp.get_device(args.device)
+    if args.worlds is None:
+        args.worlds = "4,16" if args.quick else "64,256,1024" + (",4096" if device.is_cuda else "")
+    if args.quick:
+        args.steps, args.horizon, args.min_time = min(args.steps, 5), min(args.horizon, 4), min(args.min_time, 0.2)
+        args.settle_time = min(args.settle_time, 0.05)
+    worlds = [int(w) for w in args.worlds.split(",")]
+    models = [m for m in args.models.split(",") if m]
+    peer_dt = dict(PEERS)
+    for item in filter(None, (args.peer_dt or "").split(",")):
+        name, value = item.split("=")
+        peer_dt[name] = float(value)
+    peers = [] if args.skip_newton else [n for n in args.peers.split(",") if n]
+    wall0 = time.perf_counter()
+    print(f"device {device}, worlds {worlds}, dt ours {FRAME_DT * 1e3:g} ms, min {args.min_time:g} s per figure\n")
+
+    # --- ours: forward, forward+backward, memory ---
+    ours = {}
+    H = args.horizon
+    print(f"SolverMoreauGS (dt {FRAME_DT * 1e3:g} ms); horizon {H} steps for fwd/bwd times")
+    print(f"{'contact':>9} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} | {'fwd' + str(H):>8} "
+          f"{'tape' + str(H):>8} {'bwd' + str(H):>8} {'(f+b)/fwd':>9} {'bwd/tape':>8} {'MiB/step':>8} "
+          f"{'KiB/W/st':>8} {'grad':>5}")  # fmt: skip
+    for cm in models:
+        for W in worlds:
+            r = Runner(cm, W, device, FRAME_DT)
+            sps = measure_forward(r, args.steps, args.min_time)
+            ours[cm, W] = sps * FRAME_DT
+            line = f"{cm:>9} {W:>5} {sps * W:>10.0f} {sps * W * FRAME_DT:>10.2f} {zrange(r.base_z()):>12} |"
+            if not args.skip_backward:
+                fwd, tape, bwd, nbytes, finite = measure_backward(cm, W, device, H, args.min_time)
+                line += (f" {fwd * 1e3:>6.0f}ms {tape * 1e3:>6.0f}ms {bwd * 1e3:>6.0f}ms {(tape + bwd) / fwd:>9.2f}"
+                         f" {bwd / tape:>8.2f} {nbytes / 2**20:>8.2f} {nbytes / W / 2**10:>8.1f} "
+                         f"{'ok' if finite else 'NaN':>5}")  # fmt: skip
+                ours[cm, W, "ratio"] = (tape + bwd) / fwd
+            print(line, flush=True)
+    print()
+
+    # --- Newton peers ---
+    peer_res = {}
+    if peers:
+        ref = "smoothed" if "smoothed" in models else models[0]
+        mode = "every step" if args.collide_every_step else f"every {FRAME_DT * 1e3:g} ms"
+        print(f"Newton peers (Newton collision pipeline {mode}; MuJoCo-Warp: its own contacts)")
+        print(f"{'solver':>13} {'dt ms':>7} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} "
+              f"{'ours/peer':>9}  (ours = {ref} @ {FRAME_DT * 1e3:g} ms)")  # fmt: skip
+        for name in peers:
+            dt = peer_dt[name]
+            chunk = max(1, round(FRAME_DT / dt))  # one 5 ms frame per timed call
+            last = None  # (worlds, build seconds, seconds per frame) at the previous world count
+            for W in worlds:
+                if last is not None:
+                    predicted = (last[1] + 2 * last[2]) * W / last[0] + args.min_time
+                    if predicted > args.peer_max_s:
+                        print(f"{name:>13} {dt * 1e3:>7.4g} {W:>5}  skipped: predicted {predicted:.0f} s "
+                              f"> --peer-max-s {args.peer_max_s:g}")  # fmt: skip
+                        continue
+                t0 = time.perf_counter()
+                r = Runner(name, W, device, dt, args.collide_every_step)
+                build_s = time.perf_counter() - t0
+                sps = measure_forward(r, chunk, args.min_time)
+                last = (W, build_s, chunk / sps)
+                peer_res[name, W] = sps * dt
+                ratio = ours[ref, W] / peer_res[name, W] if (ref, W) in ours else float("nan")
+                print(f"{name:>13} {dt * 1e3:>7.4g} {W:>5} {sps * W:>10.0f} {sps * W * dt:>10.2f} "
+                      f"{zrange(r.base_z()):>12} {ratio:>9.1f}", flush=True)  # fmt: skip
+        print()
+
+    # --- settle check: does each solver hold the robot on the ground? ---
+    if args.settle_time > 0:
+        Ws = args.settle_worlds
+        print(f"Settle check: {Ws} worlds, {args.settle_time:g} s simulated from base z {BASE_HEIGHT} "
+              f"(kp 40 / kd 5 crouches to ~0.27-0.29 m; below 0 = fell through)")  # fmt: skip
+        for name in models + peers:
+            dt = peer_dt.get(name, FRAME_DT)
+            r = Runner(name, Ws, device, dt, args.collide_every_step)
+            t0 = time.perf_counter()
+            r.advance(math.ceil(args.settle_time / dt))
+            print(f"  {name:>13}: base z {zrange(r.base_z())} m  ({time.perf_counter() - t0:.1f} s wall)", flush=True)
+        print()
+
+    # --- summary ---
+    W = 256 if any(k[1] == 256 for k in ours) else worlds[-1]
+    ref = "smoothed" if "smoothed" in models else models[0]
+    parts = [f"ours {ref} @{W} worlds: {ours[ref, W] * W:.1f} sim-s*W/wall-s"]
+    if (ref, W, "ratio") in ours:
+        parts.append(f"fwd+bwd/fwd {ours[ref, W, 'ratio']:.2f}")
+    parts += [f"vs {n} x{ours[ref, W] / peer_res[n, W]:.1f}" for n in peers if (n, W) in peer_res]
+    print("SUMMARY: " + "; ".join(parts) + f"  (total {time.perf_counter() - wall0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
