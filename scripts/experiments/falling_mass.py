@@ -185,7 +185,7 @@ def main():
     styles = {"hard": dict(color="k", lw=1.2), "smoothed": dict(color="tab:blue", lw=1.6),
               "stochastic": dict(color="tab:orange", lw=1.2, ls="--")}
     labels = {"hard": "hard (tape)", "smoothed": f"smoothed kappa={args.kappa:g} (tape)",
-              "stochastic": f"hard + Gaussian h0 noise sigma={args.sigma:g}, {args.samples} samples"}
+              "stochastic": f"hard + Gaussian h0 noise sigma={args.sigma * 1e3:.2g} mm, {args.samples} samples"}
     for ax, (key, title) in zip(axes.ravel(), panels):
         for kind in ("hard", "smoothed", "stochastic"):
             ax.plot(h0, res[kind][key], label=labels[kind], **styles[kind])

@@ -1,9 +1,9 @@
 """Warp kernels of the Moreau / Gauss-Seidel solver (pure Warp, no torch, no isaaclab).
 
-One thread handles one articulation. Differentiability rules followed throughout: inside dynamic
-loops every value is read from and written to arrays (no loop-carried locals), every array element
-is stored once per step, and sums are accumulated into zero-initialised arrays with ``+=`` and read
-back only after the accumulation is complete. Warp's reverse mode then replays the kernels exactly.
+One thread handles one articulation. Differentiability rules followed throughout: every array element
+is stored once per step; a value carried across iterations of a dynamic loop goes through an array;
+a local sum built in a dynamic loop is stored to an array and read back before any nonlinear use
+(Warp's replay does not restore loop-mutated locals, array reads it does). Reverse mode is then exact.
 """
 
 import warp as wp
@@ -282,7 +282,7 @@ def articulation_dynamics(
 
 
 @wp.func
-def cholesky_solve(
+def forward_substitution(
     L: wp.array(dtype=float),
     loff: int,
     n: int,
@@ -290,20 +290,36 @@ def cholesky_solve(
     b_off: int,
     y: wp.array(dtype=float),
     y_acc: wp.array(dtype=float),
+    y_off: int,
+):
+    """y = L^-1 b. Each row's sum is stored to y_acc and read back (keeps Warp's replay exact)."""
+    for i in range(n):
+        acc = float(0.0)
+        for k in range(i):
+            acc += L[loff + i * n + k] * y[y_off + k]
+        y_acc[y_off + i] = acc
+        y[y_off + i] = (b[b_off + i] - y_acc[y_off + i]) / L[loff + i * n + i]
+
+
+@wp.func
+def back_substitution(
+    L: wp.array(dtype=float),
+    loff: int,
+    n: int,
+    y: wp.array(dtype=float),
+    y_off: int,
     x: wp.array(dtype=float),
     x_acc: wp.array(dtype=float),
     x_off: int,
 ):
-    """Solve L L^T x = b (contiguous vectors at b_off and x_off; y shares x's layout)."""
-    for i in range(n):
-        for k in range(i):
-            y_acc[x_off + i] += L[loff + i * n + k] * y[x_off + k]
-        y[x_off + i] = (b[b_off + i] - y_acc[x_off + i]) / L[loff + i * n + i]
+    """x = L^-T y."""
     for ii in range(n):
         i = n - 1 - ii
+        acc = float(0.0)
         for k in range(i + 1, n):
-            x_acc[x_off + i] += L[loff + k * n + i] * x[x_off + k]
-        x[x_off + i] = (y[x_off + i] - x_acc[x_off + i]) / L[loff + i * n + i]
+            acc += L[loff + k * n + i] * x[x_off + k]
+        x_acc[x_off + i] = acc
+        x[x_off + i] = (y[y_off + i] - x_acc[x_off + i]) / L[loff + i * n + i]
 
 
 @wp.kernel
@@ -324,15 +340,20 @@ def factor_and_solve(
     off = topo.art_h_off[a]
     dof0 = topo.art_dof_start[a]
     for j in range(n):
+        sq = float(0.0)
         for k in range(j):
-            L_acc[off + j * n + j] += L[off + j * n + k] * L[off + j * n + k]
+            sq += L[off + j * n + k] * L[off + j * n + k]
+        L_acc[off + j * n + j] = sq
         ljj = wp.sqrt(wp.max(H[off + j * n + j] - L_acc[off + j * n + j], CHOL_EPS))
         L[off + j * n + j] = ljj
         for i in range(j + 1, n):
+            dot = float(0.0)
             for k in range(j):
-                L_acc[off + i * n + j] += L[off + i * n + k] * L[off + j * n + k]
+                dot += L[off + i * n + k] * L[off + j * n + k]
+            L_acc[off + i * n + j] = dot
             L[off + i * n + j] = (H[off + i * n + j] - L_acc[off + i * n + j]) / ljj
-    cholesky_solve(L, off, n, hvec, dof0, y, y_acc, acc, x_acc, dof0)
+    forward_substitution(L, off, n, hvec, dof0, y, y_acc, dof0)
+    back_substitution(L, off, n, y, dof0, acc, x_acc, dof0)
 
 
 @wp.kernel
@@ -347,16 +368,13 @@ def contact_jacobians(
     dist: wp.array(dtype=float),
     cpoint: wp.array(dtype=wp.vec3),
     J: wp.array(dtype=float),
-    Y: wp.array(dtype=float),
-    Yy: wp.array(dtype=float),
-    Yy_acc: wp.array(dtype=float),
-    Y_acc: wp.array(dtype=float),
+    Z: wp.array(dtype=float),
+    Z_acc: wp.array(dtype=float),
     G: wp.array(dtype=float),
     c_free: wp.array(dtype=float),
-    c_now: wp.array(dtype=float),
 ):
-    """Signed distances, contact Jacobian J (normal, t1, t2 rows), Y = H^-1 J^T (stored as rows),
-    Delassus G = J H^-1 J^T, free contact velocity c = J (v + dt H^-1 h) and current J v."""
+    """Signed distances, contact Jacobian J (normal, t1, t2 rows), Z = L^-1 J^T (stored as rows),
+    Delassus G = J H^-1 J^T = Z^T Z and free contact velocity c = J (v + dt H^-1 h)."""
     a = wp.tid()
     n = topo.art_ndof[a]
     nc = topo.art_ncand[a]
@@ -390,14 +408,19 @@ def contact_jacobians(
             J[joff + (3 * i + 1) * n + kl] = wp.dot(topo.cand_t1[ci], col)
             J[joff + (3 * i + 2) * n + kl] = wp.dot(topo.cand_t2[ci], col)
     for r in range(m):
-        cholesky_solve(L, hoff, n, J, joff + r * n, Yy, Yy_acc, Y, Y_acc, joff + r * n)
+        forward_substitution(L, hoff, n, J, joff + r * n, Z, Z_acc, joff + r * n)
     for r in range(m):
-        for s in range(m):
+        for q in range(r + 1):
+            g = float(0.0)
             for k in range(n):
-                G[goff + r * m + s] += J[joff + r * n + k] * Y[joff + s * n + k]
+                g += Z[joff + r * n + k] * Z[joff + q * n + k]
+            G[goff + r * m + q] = g
+            if q < r:
+                G[goff + q * m + r] = g
+        cf = float(0.0)
         for k in range(n):
-            c_free[3 * c0 + r] += J[joff + r * n + k] * (qd[dof0 + k] + dt * acc[dof0 + k])
-            c_now[3 * c0 + r] += J[joff + r * n + k] * qd[dof0 + k]
+            cf += J[joff + r * n + k] * (qd[dof0 + k] + dt * acc[dof0 + k])
+        c_free[3 * c0 + r] = cf
 
 
 @wp.func
@@ -501,6 +524,7 @@ def gauss_seidel_impulses(
         for i in range(nc):
             ci = c0 + i
             row = 3 * i
+            coupling = wp.vec3(0.0)
             for jc in range(nc):
                 wj = float(1.0)
                 src = prev
@@ -509,9 +533,22 @@ def gauss_seidel_impulses(
                         wj = weight[c0 + jc]
                     if jc < i:
                         src = cur
-                for rr in range(3):
-                    for ss in range(3):
-                        res[racc + row + rr] += wj * G[goff + (row + rr) * m + 3 * jc + ss] * p_hist[src + 3 * jc + ss]
+                pj = wp.vec3(p_hist[src + 3 * jc], p_hist[src + 3 * jc + 1], p_hist[src + 3 * jc + 2])
+                gij = wp.mat33(
+                    G[goff + row * m + 3 * jc],
+                    G[goff + row * m + 3 * jc + 1],
+                    G[goff + row * m + 3 * jc + 2],
+                    G[goff + (row + 1) * m + 3 * jc],
+                    G[goff + (row + 1) * m + 3 * jc + 1],
+                    G[goff + (row + 1) * m + 3 * jc + 2],
+                    G[goff + (row + 2) * m + 3 * jc],
+                    G[goff + (row + 2) * m + 3 * jc + 1],
+                    G[goff + (row + 2) * m + 3 * jc + 2],
+                )
+                coupling += wj * (gij * pj)
+            res[racc + row] = coupling[0]
+            res[racc + row + 1] = coupling[1]
+            res[racc + row + 2] = coupling[2]
             bias = stabilization * wp.min(dist[ci], 0.0) / dt
             r = wp.vec3(
                 res[racc + row] + c_free[3 * ci] + bias,
@@ -596,22 +633,28 @@ def update_velocities(
     topo: Topology,
     qd: wp.array(dtype=float),
     acc: wp.array(dtype=float),
-    Y: wp.array(dtype=float),
+    L: wp.array(dtype=float),
+    Z: wp.array(dtype=float),
     impulse: wp.array(dtype=float),
     dt: float,
+    w: wp.array(dtype=float),
     dv: wp.array(dtype=float),
+    dv_acc: wp.array(dtype=float),
     qd_out: wp.array(dtype=float),
 ):
-    """v+ = v + dt H^-1 h + H^-1 J^T P."""
+    """v+ = v + dt H^-1 h + H^-1 J^T P, with H^-1 J^T P = L^-T (Z P)."""
     a = wp.tid()
     n = topo.art_ndof[a]
     nc = topo.art_ncand[a]
     dof0 = topo.art_dof_start[a]
     joff = topo.art_j_off[a]
     c0 = topo.art_cand_start[a]
-    for r in range(3 * nc):
-        for k in range(n):
-            dv[dof0 + k] += Y[joff + r * n + k] * impulse[3 * c0 + r]
+    for k in range(n):
+        wk = float(0.0)
+        for r in range(3 * nc):
+            wk += Z[joff + r * n + k] * impulse[3 * c0 + r]
+        w[dof0 + k] = wk
+    back_substitution(L, topo.art_h_off[a], n, w, dof0, dv, dv_acc, dof0)
     for k in range(n):
         qd_out[dof0 + k] = qd[dof0 + k] + dt * acc[dof0 + k] + dv[dof0 + k]
 

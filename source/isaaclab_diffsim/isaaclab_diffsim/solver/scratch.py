@@ -41,8 +41,9 @@ class StepScratch:
         self.cpoint = zeros(C, wp.vec3)
         self.weight = zeros(C)
         self.J = zeros(layout.j_size)
-        self.Y = zeros(layout.j_size)
-        self.Yy = zeros(layout.j_size)
+        self.Z = zeros(layout.j_size)
+        self.w = zeros(D)
+        self.dv = zeros(D)
         self.impulse = zeros(3 * C)
         self.p_hist = zeros((iterations + 1) * 3 * C)
 
@@ -50,12 +51,10 @@ class StepScratch:
             "L_acc": layout.h_size,
             "y_acc": D,
             "x_acc": D,
-            "dv": D,
-            "Yy_acc": layout.j_size,
-            "Y_acc": layout.j_size,
+            "dv_acc": D,
+            "Z_acc": layout.j_size,
             "G": layout.g_size,
             "c_free": 3 * C,
-            "c_now": 3 * C,
             "res": max(iterations, 1) * 3 * C,
         }
         self._acc = zeros(sum(sizes.values()))

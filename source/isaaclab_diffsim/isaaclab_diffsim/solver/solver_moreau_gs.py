@@ -170,7 +170,7 @@ class SolverMoreauGS(SolverBase):
                 kernels.contact_jacobians,
                 dim=n_art,
                 inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt],
-                outputs=[sc.dist, sc.cpoint, sc.J, sc.Y, sc.Yy, sc.Yy_acc, sc.Y_acc, sc.G, sc.c_free, sc.c_now],
+                outputs=[sc.dist, sc.cpoint, sc.J, sc.Z, sc.Z_acc, sc.G, sc.c_free],
                 device=device,
             )
             if self.contact_model == "soft":
@@ -203,8 +203,8 @@ class SolverMoreauGS(SolverBase):
         wp.launch(
             kernels.update_velocities,
             dim=n_art,
-            inputs=[topo, state_in.joint_qd, sc.acc, sc.Y, sc.impulse, dt],
-            outputs=[sc.dv, state_out.joint_qd],
+            inputs=[topo, state_in.joint_qd, sc.acc, sc.L, sc.Z, sc.impulse, dt],
+            outputs=[sc.w, sc.dv, sc.dv_acc, state_out.joint_qd],
             device=device,
         )
         wp.launch(
