@@ -32,6 +32,12 @@ def contact_weight(d: float, kappa: float):
     return 1.0 / (1.0 + wp.exp(e))
 
 
+@wp.func
+def contact_mu(topo: Topology, ci: int):
+    """Friction coefficient of candidate ci: mean of its shape's and its ground plane's mu."""
+    return 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
+
+
 @wp.kernel
 def integrate_positions(
     topo: Topology,
@@ -509,7 +515,7 @@ def gauss_seidel_impulses(
         pn = p0[0]
         pt1 = p0[1]
         pt2 = p0[2]
-        mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
+        mu = contact_mu(topo, ci)
         pc = project_cone(pn, pt1, pt2, mu)
         act = float(0.0)
         if weight[ci] > 0.0:
@@ -559,7 +565,7 @@ def gauss_seidel_impulses(
             pn = pc[0]
             pt1 = pc[1]
             pt2 = pc[2]
-            mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
+            mu = contact_mu(topo, ci)
             pc = project_cone(pn, pt1, pt2, mu)
             act = float(0.0)
             if weight[ci] > 0.0:
@@ -618,7 +624,7 @@ def penalty_impulses(
             g2 = G[goff + (row + 2) * m + row + 2]
             pt1 = -kf * dt * vt1 / (1.0 + kf * dt * g1)
             pt2 = -kf * dt * vt2 / (1.0 + kf * dt * g2)
-            mu = 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
+            mu = contact_mu(topo, ci)
             pc = project_cone(pn, pt1, pt2, mu)
             pn = pc[0]
             pt1 = pc[1]

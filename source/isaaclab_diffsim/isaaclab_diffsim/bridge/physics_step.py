@@ -1,0 +1,167 @@
+"""``PhysicsStepFunction``: one policy step (``substeps`` solver steps) as a torch autograd op.
+
+Forward records the substeps on its own ``wp.Tape``; backward seeds the output gradients (torch ->
+Warp, outside any recording tape), replays the tape once and hands the input gradients back to torch.
+Inputs are wrapped zero-copy (``wp.from_torch``), outputs are zero-copy torch views of the last
+substep's Warp state (``wp.to_torch``), so the output of call t feeds call t+1 and torch chains the calls.
+
+Alive per call until its backward runs (then released; never if no backward runs, until the outputs
+are garbage): the tape, its ``substeps`` solver scratch sets (``solver.step_memory_bytes()`` each),
+``substeps`` states (the last one the output tensors) with gradient buffers, and the input gradient
+buffers. :func:`tape_nbytes` measures it. ``retain_graph`` (a second backward) is not supported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+
+import torch
+import warp as wp
+
+import newton
+
+_LIVE = weakref.WeakSet()
+
+
+class StepRecord:
+    """What one differentiable call keeps alive for its backward."""
+
+    def __init__(self, tape, out_grads, in_grads):
+        self.tape, self.out_grads, self.in_grads = tape, out_grads, in_grads
+        _LIVE.add(self)
+
+    def release(self):
+        # Not tape.reset(): it zeroes every recorded gradient buffer, the ones handed to torch included.
+        self.tape.launches.clear()
+        self.tape.gradients.clear()
+        self.tape = self.out_grads = self.in_grads = None
+
+
+def live_records() -> int:
+    """Number of calls whose tape is still alive (awaiting backward)."""
+    return len(_LIVE)
+
+
+def stream_scope(device: torch.device):
+    """Run Warp on torch's current CUDA stream (ordering without host syncs); no-op on CPU."""
+    if device.type == "cuda":
+        return wp.ScopedStream(wp.stream_from_torch(device))
+    return contextlib.nullcontext()
+
+
+def wrap(t: torch.Tensor | None, dtype=wp.float32, grad: bool = False):
+    """Zero-copy Warp view of ``t``; with ``grad``, a fresh zeroed torch gradient buffer is attached."""
+    if t is None:
+        return None, None
+    t = t.detach()
+    if not t.is_contiguous():
+        t = t.contiguous()
+    g = torch.zeros_like(t) if grad else None
+    return wp.from_torch(t, dtype=dtype, grad=g, requires_grad=grad), g
+
+
+def new_state(model: newton.Model, requires_grad: bool) -> newton.State:
+    """A state holding only what the solver reads and writes (joint and body q/qd)."""
+    s = newton.State()
+    nq, nd, nb = model.joint_coord_count, model.joint_dof_count, model.body_count
+    z = lambda n, dt: wp.zeros(n, dtype=dt, device=model.device, requires_grad=requires_grad)  # noqa: E731
+    s.joint_q, s.joint_qd = z(nq, wp.float32), z(nd, wp.float32)
+    s.body_q, s.body_qd = z(nb, wp.transform), z(nb, wp.spatial_vector)
+    return s
+
+
+def run_substeps(solver, chain, control, kappa, dt):
+    """Step chain[k] -> chain[k + 1] for every k (a chain may reuse state objects), with ``kappa`` bound."""
+    saved = solver.kappa_array
+    if kappa is not None:
+        solver.kappa_array = kappa
+    try:
+        for src, dst in zip(chain[:-1], chain[1:]):
+            solver.step(src, dst, control, None, dt)
+    finally:
+        solver.kappa_array = saved
+
+
+def make_control(model, target_q, joint_f):
+    ctrl = model.control(clone_variables=False)
+    ctrl.joint_target_q = target_q if target_q is not None else model.joint_target_q
+    ctrl.joint_f = joint_f
+    return ctrl
+
+
+def check_inputs(model, joint_q, joint_qd, target_q, joint_f):
+    want = {"joint_q": (joint_q, model.joint_coord_count), "joint_qd": (joint_qd, model.joint_dof_count),
+            "joint_target_q": (target_q, model.joint_coord_count), "joint_f": (joint_f, model.joint_dof_count)}  # fmt: skip
+    for name, (t, n) in want.items():
+        if t is not None and (t.numel() != n or t.dtype != torch.float32):
+            raise ValueError(f"{name}: expected {n} float32 values, got {tuple(t.shape)} {t.dtype}")
+
+
+class PhysicsStepFunction(torch.autograd.Function):
+    """(joint_q, joint_qd, joint_target_q, joint_f, kappa) -> (joint_q, joint_qd, body_q, body_qd) after
+    ``substeps`` steps of ``dt``. Flat float32 tensors shaped like the model's arrays (joint_target_q
+    coordinate-shaped, joint_f dof-shaped; None = model default / zero); kappa a 1-element tensor or
+    None (the solver's value at call time). Outputs: (nq,), (nd,), (nb, 7) [p, quat xyzw], (nb, 6).
+    """
+
+    @staticmethod
+    def forward(ctx, solver, substeps, dt, joint_q, joint_qd, joint_target_q=None, joint_f=None, kappa=None):
+        model = solver.model
+        check_inputs(model, joint_q, joint_qd, joint_target_q, joint_f)
+        need = ctx.needs_input_grad[3:8]
+        dev = joint_q.device
+        with stream_scope(dev):
+            (q, gq), (qd, gqd) = wrap(joint_q, grad=need[0]), wrap(joint_qd, grad=need[1])
+            (tq, gtq), (f, gf) = wrap(joint_target_q, grad=need[2]), wrap(joint_f, grad=need[3])
+            if kappa is not None:
+                kap, gk = wrap(kappa.reshape(1), grad=need[4])
+            else:  # snapshot: a later change of solver.kappa must not alter this call's backward
+                kap, gk = wp.clone(solver.kappa_array, requires_grad=False), None
+            s0 = newton.State()
+            s0.joint_q, s0.joint_qd = q, qd
+            # Warp-owned outputs seen through torch views: a torch-owned output wrapped into the tape would
+            # close a reference cycle output -> grad_fn -> tape -> output that the garbage collector misses.
+            last = new_state(model, True)
+            arrays = (last.joint_q, last.joint_qd, last.body_q, last.body_qd)
+            outs = [wp.to_torch(a, requires_grad=False) for a in arrays]
+            out_grads = [wp.to_torch(a.grad, requires_grad=False) for a in arrays]
+            states = [s0] + [new_state(model, True) for _ in range(substeps - 1)] + [last]
+            ctrl = make_control(model, tq, f)
+            tape = wp.Tape() if any(need) else None
+            with tape if tape is not None else contextlib.nullcontext():
+                run_substeps(solver, states, ctrl, kap, dt)  # a distinct state per substep
+        ctx.record = StepRecord(tape, out_grads, (gq, gqd, gtq, gf, gk)) if tape is not None else None
+        ctx.kappa_shape = None if kappa is None else kappa.shape
+        ctx.save_for_backward(joint_q, joint_qd, joint_target_q, joint_f, kappa, *outs)  # in-place edit checks
+        return tuple(outs)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, g_q, g_qd, g_bq, g_bqd):
+        rec = ctx.record
+        if rec is None or rec.tape is None:
+            raise RuntimeError("PhysicsStepFunction: backward ran twice (retain_graph is not supported)")
+        ctx.saved_tensors  # noqa: B018  raises if an input/output was modified in place
+        ctx.record = None
+        with stream_scope(g_q.device):
+            for buf, g in zip(rec.out_grads, (g_q, g_qd, g_bq, g_bqd)):
+                buf.copy_(g)
+            rec.tape.backward()
+            gq, gqd, gtq, gf, gk = rec.in_grads
+            rec.release()
+        if gk is not None:
+            gk = gk.reshape(ctx.kappa_shape)
+        return None, None, None, gq, gqd, gtq, gf, gk
+
+
+def tape_nbytes(tape: wp.Tape, exclude=()) -> int:
+    """Bytes of distinct arrays (data + gradient) a tape references, minus the arrays in ``exclude``."""
+    seen = {(a.ptr, a.size) for a in exclude if isinstance(a, wp.array)}
+    total = 0
+    for launch in tape.launches:
+        for a in (*launch[3], *launch[4]) if not callable(launch) else ():
+            if isinstance(a, wp.array) and a.ptr is not None and (a.ptr, a.size) not in seen:
+                seen.add((a.ptr, a.size))
+                total += a.size * wp.types.type_size_in_bytes(a.dtype) * (2 if a.grad is not None else 1)
+    return total

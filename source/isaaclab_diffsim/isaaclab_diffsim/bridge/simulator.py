@@ -1,0 +1,94 @@
+"""``DiffSimulator``: torch-facing stepping of a Newton model with SolverMoreauGS (differentiable or fast)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import warp as wp
+
+import newton
+from isaaclab_diffsim.solver import SolverMoreauGS
+
+from .physics_step import PhysicsStepFunction, check_inputs, make_control, new_state, run_substeps, stream_scope, wrap
+
+
+class StepOutput(NamedTuple):
+    """State after a policy step: joint_q/joint_qd shaped like the inputs, body_q (nb, 7), body_qd (nb, 6)."""
+
+    joint_q: torch.Tensor
+    joint_qd: torch.Tensor
+    body_q: torch.Tensor
+    body_qd: torch.Tensor
+
+
+class DiffSimulator:
+    """Owns a model and its solver and advances torch joint states by one policy step.
+
+    ``step`` records a tape (via :class:`PhysicsStepFunction`) when grad mode is on and an input requires
+    grad; otherwise it steps two reused states without a tape and returns fresh tensors.
+    ``targets`` are joint position targets, coordinate-shaped like joint_q (the free base's entries are
+    ignored); ``joint_f`` generalized forces, dof-shaped. Either may be flat or (num_worlds, per-world).
+    """
+
+    def __init__(self, model: newton.Model, solver: SolverMoreauGS | None = None, substeps: int = 4,
+                 dt: float = 0.005, **solver_kwargs):  # fmt: skip
+        self.model = model
+        self.solver = solver if solver is not None else SolverMoreauGS(model, **solver_kwargs)
+        self.substeps, self.dt = int(substeps), float(dt)
+        self.device = torch.device(wp.device_to_torch(model.device))
+        self._fast = [new_state(model, False), new_state(model, False)]
+        self._fast_torch = [[wp.to_torch(getattr(s, n), False) for n in ("joint_q", "joint_qd", "body_q", "body_qd")]
+                            for s in self._fast]  # fmt: skip
+
+    def default_state(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The model's initial joint_q, joint_qd as new (num_worlds, per-world) tensors when worlds are uniform."""
+        q, qd = wp.to_torch(self.model.joint_q, False).clone(), wp.to_torch(self.model.joint_qd, False).clone()
+        n = max(self.model.world_count, 1)
+        if q.numel() % n == 0 and qd.numel() % n == 0:
+            q, qd = q.view(n, -1), qd.view(n, -1)
+        return q, qd
+
+    def step(self, joint_q, joint_qd, targets=None, joint_f=None, kappa=None, substeps=None, dt=None) -> StepOutput:
+        """Advance (joint_q, joint_qd) by ``substeps`` x ``dt`` (defaults from the constructor)."""
+        substeps = self.substeps if substeps is None else int(substeps)
+        dt = self.dt if dt is None else float(dt)
+        flat = [None if t is None else t.reshape(-1) for t in (joint_q, joint_qd, targets, joint_f)]
+        if kappa is not None and not torch.is_tensor(kappa):
+            kappa = torch.tensor([float(kappa)], device=self.device)
+        inputs = (*flat, kappa)
+        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in inputs):
+            q, qd, bq, bqd = PhysicsStepFunction.apply(self.solver, substeps, dt, *inputs)
+        else:
+            q, qd, bq, bqd = self._step_no_grad(substeps, dt, *inputs)
+        return StepOutput(q.view(joint_q.shape), qd.view(joint_qd.shape), bq, bqd)
+
+    @torch.no_grad()
+    def _step_no_grad(self, substeps, dt, joint_q, joint_qd, target_q, joint_f, kappa):
+        check_inputs(self.model, joint_q, joint_qd, target_q, joint_f)
+        with stream_scope(joint_q.device):
+            s0 = newton.State()
+            s0.joint_q, s0.joint_qd = wrap(joint_q)[0], wrap(joint_qd)[0]
+            ctrl = make_control(self.model, wrap(target_q)[0], wrap(joint_f)[0])
+            kap = None if kappa is None else wrap(kappa.reshape(1))[0]
+            chain = [s0] + [self._fast[k % 2] for k in range(substeps)]
+            run_substeps(self.solver, chain, ctrl, kap, dt)
+            return tuple(t.clone() for t in self._fast_torch[(substeps - 1) % 2])
+
+    def step_memory_bytes(self, substeps=None) -> int:
+        """Estimated bytes one differentiable policy step keeps alive until its backward."""
+        m = self.model
+        substeps = self.substeps if substeps is None else int(substeps)
+        state = 4 * (m.joint_coord_count + m.joint_dof_count + 13 * m.body_count) * 2
+        inputs = 4 * (2 * m.joint_coord_count + 2 * m.joint_dof_count)  # input gradient buffers
+        return substeps * (self.solver.step_memory_bytes(True) + state) + inputs
+
+    def persistent_arrays(self) -> list:
+        """Model and solver arrays (shared by all steps), excluded when measuring a tape."""
+        arrays = [v for v in vars(self.model).values() if isinstance(v, wp.array)]
+        return arrays + [v for v in vars(self.solver).values() if isinstance(v, wp.array)]
+
+    def last_contact_impulses(self) -> torch.Tensor:
+        """Impulses (normal, t1, t2) [N s] of the last substep per contact candidate (per world, colliding
+        shapes in shape order), shape (num_candidates, 3); a copy, without gradient."""
+        return wp.to_torch(self.solver.last_contact_impulses(), False).view(-1, 3).clone()

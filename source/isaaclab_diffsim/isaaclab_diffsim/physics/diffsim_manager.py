@@ -1,0 +1,97 @@
+"""Newton manager running the differentiable Moreau / Gauss-Seidel solver inside Isaac Lab."""
+
+from __future__ import annotations
+
+import logging
+
+from isaaclab.physics import PhysicsManager
+from isaaclab_newton.physics.newton_manager import NewtonManager
+from newton import Contacts, GeoType, Model, ModelBuilder, ShapeFlags
+
+from ..solver import SolverMoreauGS
+from .diffsim_manager_cfg import DiffSimSolverCfg
+
+logger = logging.getLogger(__name__)
+
+_BODY_COLLIDERS = (int(GeoType.SPHERE), int(GeoType.CAPSULE), int(GeoType.BOX))
+
+
+class NewtonDiffSimManager(NewtonManager):
+    """:class:`NewtonManager` specialization for :class:`SolverMoreauGS`.
+
+    The solver finds its ground contacts itself (no collision pipeline) and reports them, with forces,
+    through ``update_contacts`` into a :class:`Contacts` buffer this manager owns, which Isaac Lab's
+    ContactSensor reads. Model changes (mass, CoM, friction, ...) reach the solver; a captured CUDA
+    graph is re-captured after them. Capture is declined for models that require gradients.
+    """
+
+    @classmethod
+    def _create_solver(cls, model: Model, solver_cfg: DiffSimSolverCfg) -> SolverMoreauGS:
+        """Construct the configured solver (fields re-validated: CLI overrides skip ``__post_init__``)."""
+        solver_cfg.validate_values()
+        return SolverMoreauGS(model, **cls._filter_solver_kwargs(SolverMoreauGS, solver_cfg))
+
+    @classmethod
+    def _build_solver(cls, model: Model, solver_cfg: DiffSimSolverCfg) -> None:
+        """Populate the base-class slots: separate in/out states, no collision pipeline, body forces applied."""
+        NewtonManager._solver = cls._create_solver(model, solver_cfg)
+        NewtonManager._use_single_state = False
+        NewtonManager._needs_collision_pipeline = False
+        NewtonManager._supports_rigid_body_force_input = True
+
+    @classmethod
+    def _initialize_contacts(cls) -> None:
+        """Allocate a contact buffer for every ground-contact candidate (with ``force`` if a sensor asked)."""
+        solver = cls._solver
+        if solver is None:
+            return
+        NewtonManager._contacts = Contacts(
+            rigid_contact_max=max(solver.layout.candidate_count, 1),
+            soft_contact_max=0,
+            device=PhysicsManager._device,
+            requested_attributes=cls.backend.model.get_requested_contact_attributes(),
+        )
+
+    @classmethod
+    def _update_sensors(cls, contacts) -> None:
+        """Report contacts; a sensor added after solver start (through the base class) gets ``force`` here."""
+        if cls._report_contacts and cls._contacts is not None and cls._contacts.force is None:
+            cls._initialize_contacts()
+        super()._update_sensors(contacts)
+
+    @classmethod
+    def _supports_cuda_graph_capture(cls) -> bool:
+        """The forward step is capture-safe (buffers reused); with gradients each step allocates anew."""
+        model = cls.backend.model if cls.backend is not None else None
+        return model is not None and not model.requires_grad
+
+    @classmethod
+    def step(cls) -> None:
+        """Step; a pending model change makes the solver rebuild its buffers, so drop a captured graph first."""
+        if cls._model_changes and cls._graph is not None:
+            cls._invalidate_graph()
+        super().step()
+
+    @classmethod
+    def _prepare_builder_for_finalize(cls, builder: ModelBuilder) -> None:
+        """Optionally stop shapes the solver cannot collide from colliding (see ``disable_unsupported_colliders``)."""
+        cfg = PhysicsManager._cfg
+        solver_cfg = getattr(cfg, "solver_cfg", None)
+        if not getattr(solver_cfg, "disable_unsupported_colliders", False):
+            return
+        collide = int(ShapeFlags.COLLIDE_SHAPES)
+        disabled = 0
+        for s in range(builder.shape_count):
+            if not builder.shape_flags[s] & collide:
+                continue
+            kind, body = int(builder.shape_type[s]), builder.shape_body[s]
+            if body >= 0:
+                ok = kind in _BODY_COLLIDERS
+            else:
+                scale = builder.shape_scale[s]
+                ok = kind == int(GeoType.PLANE) and scale[0] == 0.0 and scale[1] == 0.0
+            if not ok:
+                builder.shape_flags[s] &= ~collide
+                disabled += 1
+        if disabled:
+            logger.warning("NewtonDiffSimManager: %d collision shapes the solver cannot handle no longer collide.", disabled)

@@ -1,0 +1,79 @@
+"""Configuration of the differentiable Moreau / Gauss-Seidel solver for Isaac Lab's Newton backend."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Literal
+
+from isaaclab.utils import configclass
+from isaaclab_newton.physics.newton_manager_cfg import NewtonSolverCfg
+
+if TYPE_CHECKING:
+    from isaaclab_newton.physics import NewtonManager
+
+
+@configclass
+class DiffSimSolverCfg(NewtonSolverCfg):
+    """:class:`~isaaclab_diffsim.solver.SolverMoreauGS`: Moreau midpoint stepping, projected Gauss-Seidel contact.
+
+    Use as ``NewtonCfg(solver_cfg=DiffSimSolverCfg(...))``. The solver finds ground-plane contacts itself
+    (spheres, capsules and boxes on bodies against infinite planes); Newton's collision pipeline is not used.
+    """
+
+    class_type: type[NewtonManager] | str = "{DIR}.diffsim_manager:NewtonDiffSimManager"
+    """Manager class for this solver."""
+
+    solver_type: str = "diffsim"
+    """Solver type metadata (logging only)."""
+
+    contact_model: Literal["smoothed", "hard", "soft"] = "smoothed"
+    """``"smoothed"`` (sigmoid-scaled impulses, the default), ``"hard"`` (plain PGS) or ``"soft"`` (penalty)."""
+
+    kappa: float = 1000.0
+    """Sigmoid stiffness of the smoothed model [1/m]: s(d) = 1 / (1 + exp(kappa d))."""
+
+    margin: float | None = None
+    """Contacts with signed distance d <= margin take part [m]. None: 0.02 for smoothed, 0 otherwise."""
+
+    iterations: int = 20
+    """Gauss-Seidel sweeps per step (fixed, unrolled)."""
+
+    stabilization: float = 0.0
+    """Baumgarte factor in [0, 1] pushing penetration out (0: plain velocity-level model)."""
+
+    ke: float = 2.0e4
+    """Soft model: penalty stiffness [N/m]."""
+
+    kd: float = 2.0e2
+    """Soft model: penalty damping [N s/m]."""
+
+    kf: float = 1.0e6
+    """Soft model: friction viscosity [N s/m] (capped by Coulomb)."""
+
+    disable_unsupported_colliders: bool = False
+    """Clear the collide flag of shapes the solver cannot collide (meshes, cylinders, static non-planes,
+    finite planes) before the model is finalized, with a warning. False: the solver raises on them."""
+
+    def __post_init__(self):
+        self.validate_values()
+
+    def validate_values(self) -> None:
+        """Raise ValueError on an invalid field (also run by the manager, after CLI overrides)."""
+
+        def finite(x) -> bool:
+            return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+        checks = {
+            "contact_model": self.contact_model in ("smoothed", "hard", "soft"),
+            "kappa": finite(self.kappa) and self.kappa > 0.0,
+            "margin": self.margin is None or (finite(self.margin) and self.margin >= 0.0),
+            "iterations": isinstance(self.iterations, int) and not isinstance(self.iterations, bool)
+            and self.iterations >= 1,
+            "stabilization": finite(self.stabilization) and 0.0 <= self.stabilization <= 1.0,
+            "ke": finite(self.ke) and self.ke >= 0.0,
+            "kd": finite(self.kd) and self.kd >= 0.0,
+            "kf": finite(self.kf) and self.kf >= 0.0,
+        }
+        bad = [f"{name}={getattr(self, name)!r}" for name, ok in checks.items() if not ok]
+        if bad:
+            raise ValueError(f"DiffSimSolverCfg: invalid {', '.join(bad)}")
