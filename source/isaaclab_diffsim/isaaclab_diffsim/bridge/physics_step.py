@@ -5,8 +5,8 @@ Warp, outside any recording tape), replays the tape once and hands the input gra
 Inputs are wrapped zero-copy (``wp.from_torch``), outputs are zero-copy torch views of the last
 substep's Warp state (``wp.to_torch``), so the output of call t feeds call t+1 and torch chains the calls.
 
-Alive per call until its backward runs (then released; never if no backward runs, until the outputs
-are garbage): the tape, its ``substeps`` solver scratch sets (``solver.step_memory_bytes()`` each),
+Alive per call until its backward runs and then released (if no backward runs: until the outputs are
+garbage-collected): the tape, its ``substeps`` solver scratch sets (``solver.step_memory_bytes()`` each),
 ``substeps`` states (the last one the output tensors) with gradient buffers, and the input gradient
 buffers. :func:`tape_nbytes` measures it. ``retain_graph`` (a second backward) is not supported.
 """
@@ -39,8 +39,8 @@ class StepRecord:
 
 
 def live_records() -> int:
-    """Number of calls whose tape is still alive (awaiting backward)."""
-    return len(_LIVE)
+    """Number of calls whose tape is still alive (awaiting backward, outputs not yet garbage)."""
+    return sum(r.tape is not None for r in list(_LIVE))
 
 
 def stream_scope(device: torch.device):
