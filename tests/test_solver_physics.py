@@ -167,3 +167,43 @@ def test_unsupported_scene_raises():
     builder.add_articulation([joint])
     with pytest.raises(ValueError, match="BALL"):
         SolverMoreauGS(builder.finalize(device="cpu"))
+
+
+def _driven_hinge(axis, effort_limit, velocity_limit, ke, kd, device):
+    builder = newton.ModelBuilder()
+    link = builder.add_link(mass=1.0, com=wp.vec3(0.0, 0.0, -0.5), inertia=wp.mat33(np.eye(3) * 0.01))
+    joint = builder.add_joint_revolute(
+        -1, link, axis=axis, target_ke=ke, target_kd=kd, effort_limit=effort_limit, velocity_limit=velocity_limit
+    )
+    builder.add_articulation([joint])
+    return builder.finalize(device=device)
+
+
+def test_drive_respects_effort_limit(device):
+    """A drive asked for more than its effort limit is a constant torque: the pendulum released at rest
+    where m g l sin(theta) = limit stays there (an unclipped drive would pull it towards the target)."""
+    model = _driven_hinge((0.0, 1.0, 0.0), 2.0, 100.0, 400.0, 20.0, device)
+    control = model.control()
+    control.joint_target_q.fill_(1.5)
+    solver = SolverMoreauGS(model)
+    s0, s1 = model.state(), model.state()
+    theta = math.asin(2.0 / (G * 0.5))
+    s0.joint_q.fill_(theta)
+    for _ in range(400):
+        solver.step(s0, s1, control, None, 0.005)
+        s0, s1 = s1, s0
+    assert s0.joint_q.numpy()[0] == pytest.approx(theta, abs=1e-4)
+
+
+def test_dc_motor_envelope_limits_speed(device):
+    """Torque-speed envelope saturation * (1 - v / v_max): a saturated drive on a free wheel (vertical
+    axis, no gravity torque) accelerates to the no-load speed v_max and no further."""
+    model = _driven_hinge((0.0, 0.0, 1.0), 1.0e3, 7.5, 1.0e4, 0.0, device)
+    control = model.control()
+    control.joint_target_q.fill_(1.0e3)
+    solver = SolverMoreauGS(model, actuator_saturation=120.0)
+    s0, s1 = model.state(), model.state()
+    for _ in range(400):
+        solver.step(s0, s1, control, None, 0.005)
+        s0, s1 = s1, s0
+    assert s0.joint_qd.numpy()[0] == pytest.approx(7.5, abs=1e-3)

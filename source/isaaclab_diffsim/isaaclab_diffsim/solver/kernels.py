@@ -82,12 +82,16 @@ def drive_and_limit(
     target_q: wp.array(dtype=float),
     target_qd: wp.array(dtype=float),
     target_by_coord: int,
+    saturation: float,
     dt: float,
 ):
     """Implicit PD drive plus joint-limit spring for dof k.
 
     Returns (tau, extra): tau is the explicit part of the generalized force, extra the term
     dt * (kd + dt/2 ke) added to H's diagonal, so that the drive acts on v+ and q+ = q_m + dt/2 v+.
+    The drive torque is bounded by the joint's effort limit and, when ``saturation`` > 0, by a DC-motor
+    torque-speed envelope: saturation * (+-1 - v+ / velocity_limit), taken implicitly. A drive at its
+    effort limit is a constant torque.
     """
     tau = float(0.0)
     extra = float(0.0)
@@ -99,6 +103,28 @@ def drive_and_limit(
             ti = topo.dof_coord[k]
         tau = ke * (target_q[ti] - q) + kd * (target_qd[k] - v) - ke * 0.5 * dt * v
         extra = dt * (kd + 0.5 * dt * ke)
+        effort = topo.joint_effort_limit[k]
+        hi = effort
+        lo = -effort
+        hi_slope = float(0.0)
+        lo_slope = float(0.0)
+        if saturation > 0.0:
+            # envelope bounds are linear in v: taken at v+ (implicit), slope saturation / vmax
+            vmax = wp.max(topo.joint_velocity_limit[k], 1.0e-6)
+            env_hi = saturation * (1.0 - v / vmax)
+            env_lo = saturation * (-1.0 - v / vmax)
+            if env_hi < hi:
+                hi = env_hi
+                hi_slope = saturation / vmax
+            if env_lo > lo:
+                lo = env_lo
+                lo_slope = saturation / vmax
+        if tau > hi:
+            tau = hi
+            extra = dt * hi_slope
+        if tau < lo:
+            tau = lo
+            extra = dt * lo_slope
     lo = topo.joint_limit_lower[k]
     hi = topo.joint_limit_upper[k]
     kl = topo.joint_limit_ke[k]
@@ -123,6 +149,7 @@ def articulation_dynamics(
     target_by_coord: int,
     body_f: wp.array(dtype=wp.spatial_vector),
     use_body_f: int,
+    saturation: float,
     dt: float,
     body_X: wp.array(dtype=wp.transform),
     body_V: wp.array(dtype=wp.spatial_vector),
@@ -261,7 +288,9 @@ def articulation_dynamics(
                     tau = wp.dot(wp.spatial_bottom(sk), wp.vec3(joint_f[ds + 3], joint_f[ds + 4], joint_f[ds + 5]))
             else:
                 qk = q[topo.dof_coord[k]]
-                t_drive, e_drive = drive_and_limit(topo, k, qk, qd[k], target_q, target_qd, target_by_coord, dt)
+                t_drive, e_drive = drive_and_limit(
+                    topo, k, qk, qd[k], target_q, target_qd, target_by_coord, saturation, dt
+                )
                 tau = tau + t_drive
                 extra = extra + e_drive
             hvec[k] = tau - wp.dot(sk, Fc)

@@ -43,6 +43,9 @@ class SolverMoreauGS(SolverBase):
             since the scaled impulse then sits at s(d) < 1).
         ke, kd, kf: penalty stiffness [N/m], damping [N s/m] and friction viscosity [N s/m] of the
             soft model. Defaults 2e4, 2e2, 1e6. kd and kf act linearly implicitly (see kernels.penalty_impulses).
+        actuator_saturation: DC-motor peak torque [N m] at zero speed; drive torques are bounded by
+            saturation * (+-1 - v / joint_velocity_limit) and always by the model's joint_effort_limit.
+            0 (default) disables the torque-speed envelope (ANYdrive: 120 with velocity limit 7.5 rad/s).
     """
 
     def __init__(
@@ -56,6 +59,7 @@ class SolverMoreauGS(SolverBase):
         ke: float = 2.0e4,
         kd: float = 2.0e2,
         kf: float = 1.0e6,
+        actuator_saturation: float = 0.0,
     ):
         if contact_model not in CONTACT_MODELS:
             raise ValueError(f"contact_model must be one of {sorted(CONTACT_MODELS)}, got {contact_model!r}")
@@ -69,6 +73,7 @@ class SolverMoreauGS(SolverBase):
             "ke": (ke, ke >= 0.0),
             "kd": (kd, kd >= 0.0),
             "kf": (kf, kf >= 0.0),
+            "actuator_saturation": (actuator_saturation, actuator_saturation >= 0.0),
         }
         for name, (value, ok) in checks.items():
             if not ok:
@@ -79,6 +84,7 @@ class SolverMoreauGS(SolverBase):
         self.iterations = int(iterations)
         self.stabilization = float(stabilization)
         self.ke, self.kd, self.kf = float(ke), float(kd), float(kf)
+        self.actuator_saturation = float(actuator_saturation)
         self.kappa_array = wp.array([kappa], dtype=float, device=model.device, requires_grad=True)
         self.layout = build_layout(model)
         self._reuse: StepScratch | None = None
@@ -154,7 +160,19 @@ class SolverMoreauGS(SolverBase):
         wp.launch(
             kernels.articulation_dynamics,
             dim=n_art,
-            inputs=[topo, sc.q_mid, state_in.joint_qd, joint_f, target_q, target_qd, by_coord, body_f, use_body_f, dt],
+            inputs=[
+                topo,
+                sc.q_mid,
+                state_in.joint_qd,
+                joint_f,
+                target_q,
+                target_qd,
+                by_coord,
+                body_f,
+                use_body_f,
+                self.actuator_saturation,
+                dt,
+            ],
             outputs=[sc.body_X, sc.body_V, sc.body_A, sc.body_F, sc.body_m, sc.body_h, sc.body_I, sc.S, sc.H, sc.hvec],
             device=device,
         )

@@ -64,6 +64,8 @@ class Topology:
     joint_limit_upper: wp.array(dtype=float)
     joint_limit_ke: wp.array(dtype=float)
     joint_limit_kd: wp.array(dtype=float)
+    joint_effort_limit: wp.array(dtype=float)
+    joint_velocity_limit: wp.array(dtype=float)
 
     cand_body: wp.array(dtype=int)
     cand_shape: wp.array(dtype=int)
@@ -292,6 +294,8 @@ def build_layout(model: newton.Model) -> Layout:
     t.joint_limit_upper = model.joint_limit_upper
     t.joint_limit_ke = model.joint_limit_ke
     t.joint_limit_kd = model.joint_limit_kd
+    t.joint_effort_limit = model.joint_effort_limit
+    t.joint_velocity_limit = model.joint_velocity_limit
     t.cand_body = arr(np.array([c[0] for c in flat], dtype=np.int32), int)
     t.cand_shape = arr(np.array([c[1] for c in flat], dtype=np.int32), int)
     t.cand_plane = arr(np.array([c[2] for c in flat], dtype=np.int32), int)
