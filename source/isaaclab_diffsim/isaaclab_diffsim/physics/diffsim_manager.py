@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from isaaclab.physics import PhysicsManager
 from isaaclab_newton.physics.newton_manager import NewtonManager
@@ -74,24 +75,33 @@ class NewtonDiffSimManager(NewtonManager):
 
     @classmethod
     def _prepare_builder_for_finalize(cls, builder: ModelBuilder) -> None:
-        """Optionally stop shapes the solver cannot collide from colliding (see ``disable_unsupported_colliders``)."""
-        cfg = PhysicsManager._cfg
-        solver_cfg = getattr(cfg, "solver_cfg", None)
-        if not getattr(solver_cfg, "disable_unsupported_colliders", False):
+        """Apply ``collider_shapes_expr`` (bodies' shapes) and ``disable_unsupported_colliders``."""
+        solver_cfg = getattr(PhysicsManager._cfg, "solver_cfg", None)
+        expr = getattr(solver_cfg, "collider_shapes_expr", None)
+        pattern = re.compile(expr) if expr else None
+        drop_unsupported = getattr(solver_cfg, "disable_unsupported_colliders", False)
+        if pattern is None and not drop_unsupported:
             return
         collide = int(ShapeFlags.COLLIDE_SHAPES)
-        disabled = 0
+        filtered = unsupported = 0
         for s in range(builder.shape_count):
             if not builder.shape_flags[s] & collide:
                 continue
             kind, body = int(builder.shape_type[s]), builder.shape_body[s]
-            if body >= 0:
-                ok = kind in _BODY_COLLIDERS
+            if body >= 0 and pattern is not None and not pattern.fullmatch(builder.shape_label[s] or ""):
+                filtered += 1
+            elif drop_unsupported and not cls._collidable(kind, body, builder.shape_scale[s]):
+                unsupported += 1
             else:
-                scale = builder.shape_scale[s]
-                ok = kind == int(GeoType.PLANE) and scale[0] == 0.0 and scale[1] == 0.0
-            if not ok:
-                builder.shape_flags[s] &= ~collide
-                disabled += 1
-        if disabled:
-            logger.warning("NewtonDiffSimManager: %d collision shapes the solver cannot handle no longer collide.", disabled)
+                continue
+            builder.shape_flags[s] &= ~collide
+        if filtered or unsupported:
+            msg = "NewtonDiffSimManager: collision off for %d shapes (collider_shapes_expr) and %d (unsupported)."
+            logger.info(msg, filtered, unsupported)
+
+    @staticmethod
+    def _collidable(kind: int, body: int, scale) -> bool:
+        """Shapes SolverMoreauGS collides: spheres/capsules/boxes on bodies, static infinite planes."""
+        if body >= 0:
+            return kind in _BODY_COLLIDERS
+        return kind == int(GeoType.PLANE) and scale[0] == 0.0 and scale[1] == 0.0

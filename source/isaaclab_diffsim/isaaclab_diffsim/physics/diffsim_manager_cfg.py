@@ -50,9 +50,13 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     kf: float = 1.0e6
     """Soft model: friction viscosity [N s/m] (capped by Coulomb)."""
 
+    collider_shapes_expr: str | None = None
+    """Regex (full match) on shape labels (USD prim paths); colliding shapes that do not match stop colliding
+    before the model is finalized, e.g. ``".*_FOOT/sphere"`` for the paper's one point per foot. None: all."""
+
     disable_unsupported_colliders: bool = False
     """Clear the collide flag of shapes the solver cannot collide (meshes, cylinders, static non-planes,
-    finite planes) before the model is finalized, with a warning. False: the solver raises on them."""
+    finite planes) before the model is finalized (logged). False: the solver raises on them."""
 
     def __post_init__(self):
         self.validate_values()
@@ -73,6 +77,7 @@ class DiffSimSolverCfg(NewtonSolverCfg):
             "ke": finite(self.ke) and self.ke >= 0.0,
             "kd": finite(self.kd) and self.kd >= 0.0,
             "kf": finite(self.kf) and self.kf >= 0.0,
+            "collider_shapes_expr": self.collider_shapes_expr is None or isinstance(self.collider_shapes_expr, str),
         }
         bad = [f"{name}={getattr(self, name)!r}" for name, ok in checks.items() if not ok]
         if bad:
