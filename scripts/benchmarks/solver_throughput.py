@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import time
 
 import numpy as np
@@ -140,6 +141,10 @@ def measure_backward(contact_model, worlds, device, horizon, min_time):
     return fwd, float(tape_s), float(bwd_s), solver.step_memory_bytes(True), finite
 
 
+def log(msg):
+    print(f"  measuring {msg} ...", file=sys.stderr, flush=True)
+
+
 def zrange(z):
     return f"{z.min():.3f}..{z.max():.3f}"
 
@@ -180,65 +185,68 @@ def main():
     peers = [] if args.skip_newton else [n for n in args.peers.split(",") if n]
     wall0 = time.perf_counter()
     print(f"device {device}, worlds {worlds}, dt ours {FRAME_DT * 1e3:g} ms; each figure is the best of >= 3 "
-          f"repetitions and >= {args.min_time:g} s; load average {os.getloadavg()[0]:.2f}\n")  # fmt: skip
+          f"repetitions and >= {args.min_time:g} s; load average {os.getloadavg()[0]:.2f}\n")
 
-    # --- ours: forward, forward+backward, memory ---
-    ours = {}
-    H = args.horizon
+    # Measure world count by world count, each peer right after a fresh run of ours (paired ratios; the
+    # load from other processes drifts). Rows are printed as tables at the end, progress goes to stderr.
+    H, ref = args.horizon, ("smoothed" if "smoothed" in models else models[0])
+    ours, ours_rows, peer_res, peer_rows, last = {}, [], {}, [], {}
+    for W in worlds:
+        runners = {}
+        for cm in models:
+            log(f"{cm} @ {W} worlds")
+            r = runners[cm] = Runner(cm, W, device, FRAME_DT)
+            sps = measure_forward(r, args.steps, args.min_time)
+            ours[cm, W] = sps * FRAME_DT
+            row = f"{cm:>9} {W:>5} {sps * W:>10.0f} {sps * W * FRAME_DT:>10.2f} {zrange(r.base_z()):>12} |"
+            if not args.skip_backward:
+                fwd, tape, bwd, nbytes, finite = measure_backward(cm, W, device, H, args.min_time)
+                ours[cm, W, "ratio"] = (tape + bwd) / fwd
+                row += (f" {fwd * 1e3:>6.0f}ms {tape * 1e3:>6.0f}ms {bwd * 1e3:>6.0f}ms {(tape + bwd) / fwd:>9.2f}"
+                        f" {bwd / tape:>8.2f} {nbytes / 2**20:>8.2f} {nbytes / W / 2**10:>8.1f} "
+                        f"{'ok' if finite else 'NaN':>5}")
+            ours_rows.append(((models.index(cm), W), row))
+        for name in peers:
+            dt = peer_dt[name]
+            head = f"{name:>13} {dt * 1e3:>7.4g} {W:>5}"
+            if name in last:  # (worlds, build seconds, seconds per frame) at the previous world count
+                w0, build_s, frame_s = last[name]
+                predicted = (build_s + 2 * frame_s) * W / w0 + args.min_time
+                if predicted > args.peer_max_s:
+                    note = f"{head}  skipped: predicted {predicted:.0f} s > --peer-max-s {args.peer_max_s:g}"
+                    peer_rows.append(((peers.index(name), W), note))
+                    continue
+            log(f"{name} @ {W} worlds")
+            mine = measure_forward(runners[ref], args.steps, args.min_time) * FRAME_DT
+            chunk = max(1, round(FRAME_DT / dt))  # one 5 ms frame per timed call
+            t0 = time.perf_counter()
+            r = Runner(name, W, device, dt, args.collide_every_step)
+            build_s = time.perf_counter() - t0
+            sps = measure_forward(r, chunk, args.min_time)
+            last[name] = (W, build_s, chunk / sps)
+            peer_res[name, W] = mine / (sps * dt)
+            row = (f"{head} {sps * W:>10.0f} {sps * W * dt:>10.2f} {zrange(r.base_z()):>12} "
+                   f"{mine * W:>10.2f} {mine / (sps * dt):>9.1f}")
+            peer_rows.append(((peers.index(name), W), row))
+
     print(f"SolverMoreauGS (dt {FRAME_DT * 1e3:g} ms); horizon {H} steps for fwd/bwd times")
     print(f"{'contact':>9} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} | {'fwd' + str(H):>8} "
           f"{'tape' + str(H):>8} {'bwd' + str(H):>8} {'(f+b)/fwd':>9} {'bwd/tape':>8} {'MiB/step':>8} "
-          f"{'KiB/W/st':>8} {'grad':>5}")  # fmt: skip
-    for cm in models:
-        for W in worlds:
-            r = Runner(cm, W, device, FRAME_DT)
-            sps = measure_forward(r, args.steps, args.min_time)
-            ours[cm, W] = sps * FRAME_DT
-            line = f"{cm:>9} {W:>5} {sps * W:>10.0f} {sps * W * FRAME_DT:>10.2f} {zrange(r.base_z()):>12} |"
-            if not args.skip_backward:
-                fwd, tape, bwd, nbytes, finite = measure_backward(cm, W, device, H, args.min_time)
-                line += (f" {fwd * 1e3:>6.0f}ms {tape * 1e3:>6.0f}ms {bwd * 1e3:>6.0f}ms {(tape + bwd) / fwd:>9.2f}"
-                         f" {bwd / tape:>8.2f} {nbytes / 2**20:>8.2f} {nbytes / W / 2**10:>8.1f} "
-                         f"{'ok' if finite else 'NaN':>5}")  # fmt: skip
-                ours[cm, W, "ratio"] = (tape + bwd) / fwd
-            print(line, flush=True)
-    print()
-
-    # --- Newton peers ---
-    peer_res = {}
+          f"{'KiB/W/st':>8} {'grad':>5}")
+    print("\n".join(row for _, row in sorted(ours_rows)) + "\n")
     if peers:
-        ref = "smoothed" if "smoothed" in models else models[0]
         mode = "every step" if args.collide_every_step else f"every {FRAME_DT * 1e3:g} ms"
-        print(f"Newton peers (Newton collision pipeline {mode}; MuJoCo-Warp: its own contacts)")
+        print(f"Newton peers (Newton collision pipeline {mode}; MuJoCo-Warp: its own contacts); "
+              f"ours = {ref} @ {FRAME_DT * 1e3:g} ms, re-measured just before each peer")
         print(f"{'solver':>13} {'dt ms':>7} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} "
-              f"{'ours/peer':>9}  (ours = {ref} @ {FRAME_DT * 1e3:g} ms)")  # fmt: skip
-        for name in peers:
-            dt = peer_dt[name]
-            chunk = max(1, round(FRAME_DT / dt))  # one 5 ms frame per timed call
-            last = None  # (worlds, build seconds, seconds per frame) at the previous world count
-            for W in worlds:
-                if last is not None:
-                    predicted = (last[1] + 2 * last[2]) * W / last[0] + args.min_time
-                    if predicted > args.peer_max_s:
-                        print(f"{name:>13} {dt * 1e3:>7.4g} {W:>5}  skipped: predicted {predicted:.0f} s "
-                              f"> --peer-max-s {args.peer_max_s:g}")  # fmt: skip
-                        continue
-                t0 = time.perf_counter()
-                r = Runner(name, W, device, dt, args.collide_every_step)
-                build_s = time.perf_counter() - t0
-                sps = measure_forward(r, chunk, args.min_time)
-                last = (W, build_s, chunk / sps)
-                peer_res[name, W] = sps * dt
-                ratio = ours[ref, W] / peer_res[name, W] if (ref, W) in ours else float("nan")
-                print(f"{name:>13} {dt * 1e3:>7.4g} {W:>5} {sps * W:>10.0f} {sps * W * dt:>10.2f} "
-                      f"{zrange(r.base_z()):>12} {ratio:>9.1f}", flush=True)  # fmt: skip
-        print()
+              f"{'ours s*W/s':>10} {'ours/peer':>9}")
+        print("\n".join(row for _, row in sorted(peer_rows)) + "\n")
 
     # --- settle check: does each solver hold the robot on the ground? ---
     if args.settle_time > 0:
         Ws = args.settle_worlds
         print(f"Settle check: {Ws} worlds, {args.settle_time:g} s simulated from base z {BASE_HEIGHT} "
-              f"(DESIGN.md: Newton solvers crouch to ~0.27-0.29 m; below 0: legs folded through the floor)")  # fmt: skip
+              "(DESIGN.md: Newton's solvers crouch to ~0.27-0.29 m; below 0: legs folded through the floor)")
         for name in models + peers:
             dt = peer_dt.get(name, FRAME_DT)
             r = Runner(name, Ws, device, dt, args.collide_every_step)
@@ -248,12 +256,11 @@ def main():
         print()
 
     # --- summary ---
-    W = 256 if any(k[1] == 256 for k in ours) else worlds[-1]
-    ref = "smoothed" if "smoothed" in models else models[0]
+    W = 256 if 256 in worlds else worlds[-1]
     parts = [f"ours {ref} @{W} worlds: {ours[ref, W] * W:.1f} sim-s*W/wall-s"]
     if (ref, W, "ratio") in ours:
         parts.append(f"fwd+bwd/fwd {ours[ref, W, 'ratio']:.2f}")
-    parts += [f"vs {n} x{ours[ref, W] / peer_res[n, W]:.1f}" for n in peers if (n, W) in peer_res]
+    parts += [f"vs {n} x{peer_res[n, W]:.1f}" for n in peers if (n, W) in peer_res]
     print("SUMMARY: " + "; ".join(parts))
     print(f"(total {time.perf_counter() - wall0:.0f} s wall, load average now {os.getloadavg()[0]:.2f})")
 
