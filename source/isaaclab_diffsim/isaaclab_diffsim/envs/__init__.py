@@ -1,0 +1,6 @@
+"""Differentiable environments (layer 4): torch MDPs on the bridge's simulator."""
+
+from .diff_velocity_env import DiffVelocityEnv
+from .diff_velocity_env_cfg import DiffCommandsCfg, DiffEventsCfg, DiffRewardsCfg, DiffVelocityEnvCfg
+
+__all__ = ["DiffCommandsCfg", "DiffEventsCfg", "DiffRewardsCfg", "DiffVelocityEnv", "DiffVelocityEnvCfg"]

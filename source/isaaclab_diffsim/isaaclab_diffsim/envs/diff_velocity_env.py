@@ -1,0 +1,280 @@
+"""Differentiable ANYmal C flat velocity-tracking environment (direct style, vectorised, torch).
+
+``step(actions)`` keeps the autograd graph: observations and rewards are torch functions of the simulated
+state, which the bridge makes a differentiable function of the actions and the previous state. Resets
+replace the state of the envs they touch out of place, so the graph is cut for exactly those envs.
+Under ``torch.no_grad()`` the same env serves PPO and evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import torch
+import warp as wp
+
+from ..assets.anymal_c import build_anymal_c_model
+from ..bridge import DiffSimulator
+from .diff_velocity_env_cfg import DiffVelocityEnvCfg
+from .rotations import quat_rotate_inverse, yaw_quat
+
+NQ, ND, NB, NLEG = 19, 18, 13, 12
+
+
+class DiffVelocityEnv(gym.Env):
+    """Vectorised env: obs (N, 48), actions (N, 12) joint-position offsets (scaled by ``action_scale``).
+
+    Like Isaac Lab's direct envs it is one gymnasium env holding ``num_envs`` copies; ``reset()`` returns the
+    observation tensor, ``step`` returns (obs, reward, terminated, truncated, extras).
+    """
+
+    metadata = {"render_modes": [None], "is_vector_env": True}
+    num_obs = 48
+    num_actions = NLEG
+
+    def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
+        cfg = cfg if cfg is not None else DiffVelocityEnvCfg()
+        for key, value in overrides.items():
+            if key.endswith("_entry_point"):  # gymnasium passes the registration kwargs through
+                continue
+            if not hasattr(cfg, key):
+                raise ValueError(f"DiffVelocityEnv: unknown config field {key!r}")
+            setattr(cfg, key, value)
+        cfg.validate_values()
+        self.cfg = cfg
+        self.render_mode = render_mode
+        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (self.num_obs,), np.float32)
+        self.single_action_space = gym.spaces.Box(-np.inf, np.inf, (NLEG,), np.float32)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (cfg.num_envs, self.num_obs), np.float32)
+        self.action_space = gym.spaces.Box(-np.inf, np.inf, (cfg.num_envs, NLEG), np.float32)
+        self.num_envs = cfg.num_envs
+        self.device = torch.device(cfg.device)
+        self.step_dt = cfg.sim_dt * cfg.decimation
+        self.max_episode_length = int(math.ceil(cfg.episode_length_s / self.step_dt))
+        self._gen = torch.Generator(device=self.device).manual_seed(cfg.seed)
+
+        model, info = build_anymal_c_model(
+            num_worlds=cfg.num_envs, device=str(self.device), kp=cfg.kp, kd=cfg.kd,
+            base_height=cfg.init_base_height, requires_grad=True,
+        )
+        self.model, self.info = model, info
+        self.sim = DiffSimulator(
+            model, substeps=cfg.decimation, dt=cfg.sim_dt, contact_model=cfg.contact_model, kappa=cfg.kappa,
+            margin=cfg.margin, iterations=cfg.iterations, actuator_saturation=cfg.actuator_saturation,
+        )
+        q0 = wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).clone()
+        self.default_q = q0[0].clone()
+        self.default_leg = q0[0, 7:].clone()
+        self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
+        self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
+        self._apply_startup_events()
+
+        n, dev = self.num_envs, self.device
+        self.q = q0
+        self.qd = torch.zeros(n, ND, device=dev)
+        self.last_actions = torch.zeros(n, NLEG, device=dev)
+        self.commands = torch.zeros(n, 3, device=dev)
+        self.episode_length_buf = torch.zeros(n, dtype=torch.long, device=dev)
+        self.command_time = torch.zeros(n, device=dev)
+        self.push_time = torch.zeros(n, device=dev)
+        self.feet_air_time = torch.zeros(n, 4, device=dev)
+        self.term_names = [k for k in vars(cfg.rewards) if not k.startswith(("tracking_std", "feet_air_time_"))]
+        self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
+        self.obs = None
+
+    # ------------------------------------------------------------------ public API
+    def reset(self, seed: int | None = None, options: dict | None = None) -> torch.Tensor:
+        if seed is not None:
+            self._gen.manual_seed(seed)
+        all_envs = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        with torch.no_grad():
+            q, qd = self._sample_reset_state()
+        self.q, self.qd = q, qd
+        self._reset_buffers(all_envs)
+        self.obs = self._observations(self.q, self.qd, self.last_actions)
+        return self.obs
+
+    def get_observations(self) -> torch.Tensor:
+        if self.obs is None:
+            return self.reset()
+        return self.obs
+
+    def detach(self) -> None:
+        """Cut the autograd graph of the internal state (start of a new SHAC horizon)."""
+        self.q, self.qd = self.q.detach(), self.qd.detach()
+        self.last_actions = self.last_actions.detach()
+        if self.obs is not None:
+            self.obs = self.obs.detach()
+
+    def set_contact_model(self, contact_model: str, kappa: float | None = None) -> None:
+        """Switch the solver's contact model (e.g. evaluate a smoothed-trained policy in hard contact)."""
+        from ..solver import SolverMoreauGS
+
+        self.cfg.contact_model = contact_model
+        if kappa is not None:
+            self.cfg.kappa = kappa
+        self.cfg.validate_values()
+        self.sim.solver = SolverMoreauGS(
+            self.model, contact_model=contact_model, kappa=self.cfg.kappa, margin=self.cfg.margin,
+            iterations=self.cfg.iterations, actuator_saturation=self.cfg.actuator_saturation,
+        )
+
+    def step(self, actions: torch.Tensor):
+        """Returns (obs, reward, terminated, truncated, extras); see the module docstring."""
+        if actions.shape != (self.num_envs, NLEG):
+            raise ValueError(f"actions must have shape {(self.num_envs, NLEG)}, got {tuple(actions.shape)}")
+        cfg = self.cfg
+        targets_leg = self.default_leg + cfg.action_scale * actions
+        targets = torch.cat([self.q.new_zeros(self.num_envs, 7), targets_leg], dim=1)
+        prev_qd_leg = self.qd[:, 6:]
+        out = self.sim.step(self.q, self.qd, targets)
+        q, qd = out.joint_q.view(self.num_envs, NQ), out.joint_qd.view(self.num_envs, ND)
+        if not torch.isfinite(q).all() or not torch.isfinite(qd).all():
+            raise FloatingPointError("DiffVelocityEnv: non-finite state after a physics step (NaN/inf in the rollout)")
+
+        reward, terms = self._rewards(q, qd, prev_qd_leg, actions, targets_leg)
+        self.last_actions = actions
+        obs = self._observations(q, qd, actions)
+        self.episode_length_buf += 1
+        with torch.no_grad():
+            proj_g = quat_rotate_inverse(q[:, 3:7], q.new_tensor([0.0, 0.0, -1.0]).expand(self.num_envs, 3))
+            terminated = (q[:, 2] < cfg.min_base_height) | (proj_g[:, 2] > cfg.max_gravity_z)
+            truncated = self.episode_length_buf >= self.max_episode_length
+            done = terminated | truncated
+            for k, v in terms.items():
+                self.episode_sums[k] += v.detach()
+        extras = {"terminal_obs": obs, "time_outs": truncated}
+        if done.any():
+            extras["episode"] = self._episode_log(done)
+        self.q, self.qd = q, qd
+        self._reset_done(done)
+        self._interval_events()
+        self.obs = self._observations(self.q, self.qd, self.last_actions) if done.any() else obs
+        return self.obs, reward, terminated, truncated, extras
+
+    # ------------------------------------------------------------------ MDP
+    def _observations(self, q, qd, last_actions):
+        quat = q[:, 3:7]
+        lin_b = quat_rotate_inverse(quat, qd[:, 0:3])
+        ang_b = quat_rotate_inverse(quat, qd[:, 3:6])
+        proj_g = quat_rotate_inverse(quat, q.new_tensor([0.0, 0.0, -1.0]).expand(q.shape[0], 3))
+        return torch.cat([lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions], 1)
+
+    def _torques(self, q, qd, targets_leg):
+        """ANYdrive DC-motor torque (PD clipped by the torque-speed envelope), as the solver applies it."""
+        v = qd[:, 6:]
+        tau = self.cfg.kp * (targets_leg - q[:, 7:]) - self.cfg.kd * v
+        sat = self.cfg.actuator_saturation
+        hi = torch.minimum(self.effort_limit, sat * (1.0 - v / self.velocity_limit))
+        lo = torch.maximum(-self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
+        return torch.minimum(torch.maximum(tau, lo), hi)
+
+    def _rewards(self, q, qd, prev_qd_leg, actions, targets_leg):
+        w = self.cfg.rewards
+        quat = q[:, 3:7]
+        lin_b = quat_rotate_inverse(quat, qd[:, 0:3])
+        ang_b = quat_rotate_inverse(quat, qd[:, 3:6])
+        proj_g = quat_rotate_inverse(quat, q.new_tensor([0.0, 0.0, -1.0]).expand(q.shape[0], 3))
+        var = w.tracking_std**2
+        terms = {
+            "track_lin_vel_xy_exp": torch.exp(-((self.commands[:, :2] - lin_b[:, :2]) ** 2).sum(1) / var),
+            "track_ang_vel_z_exp": torch.exp(-((self.commands[:, 2] - ang_b[:, 2]) ** 2) / var),
+            "lin_vel_z_l2": lin_b[:, 2] ** 2,
+            "ang_vel_xy_l2": (ang_b[:, :2] ** 2).sum(1),
+            "dof_torques_l2": (self._torques(q, qd, targets_leg) ** 2).sum(1),
+            "dof_acc_l2": (((qd[:, 6:] - prev_qd_leg) / self.step_dt) ** 2).sum(1),
+            "action_rate_l2": ((actions - self.last_actions) ** 2).sum(1),
+            "feet_air_time": self._feet_air_time(),
+            "flat_orientation_l2": (proj_g[:, :2] ** 2).sum(1),
+        }
+        terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
+        return sum(terms.values()), terms
+
+    @torch.no_grad()
+    def _feet_air_time(self):
+        """Isaac Lab's feet_air_time: on touchdown, reward air time minus the threshold (gradient stopped)."""
+        impulses = self.sim.last_contact_impulses().view(self.num_envs, 4, 3)
+        contact = impulses[..., 0] > 1.0 * self.cfg.sim_dt  # 1 N, like Isaac Lab's contact sensor threshold
+        first_contact = contact & (self.feet_air_time > 0.0)
+        reward = ((self.feet_air_time - self.cfg.rewards.feet_air_time_threshold) * first_contact).sum(1)
+        self.feet_air_time = torch.where(contact, torch.zeros_like(self.feet_air_time), self.feet_air_time + self.step_dt)
+        return reward * (self.commands[:, :2].norm(dim=1) > 0.1)
+
+    # ------------------------------------------------------------------ resets and events
+    def _uniform(self, shape, lo, hi):
+        return lo + (hi - lo) * torch.rand(shape, generator=self._gen, device=self.device)
+
+    def _sample_reset_state(self):
+        n, ev = self.num_envs, self.cfg.events
+        q = self.default_q.expand(n, NQ).clone()
+        yaw = self._uniform((n,), -math.pi, math.pi)
+        q[:, 3:7] = yaw_quat(yaw)
+        q[:, 7:] = self.default_leg * self._uniform((n, NLEG), *ev.reset_joint_scale_range)
+        qd = torch.zeros(n, ND, device=self.device)
+        qd[:, :6] = self._uniform((n, 6), -ev.reset_base_velocity, ev.reset_base_velocity)
+        return q, qd
+
+    def _reset_buffers(self, envs: torch.Tensor):
+        c = self.cfg.commands
+        n = self.num_envs
+        sampled = torch.stack(
+            [self._uniform((n,), *c.lin_vel_x), self._uniform((n,), *c.lin_vel_y), self._uniform((n,), *c.ang_vel_z)], 1
+        )
+        e = envs[:, None]
+        self.commands = torch.where(e, sampled, self.commands)
+        self.last_actions = torch.where(e, torch.zeros_like(self.last_actions), self.last_actions)
+        self.feet_air_time = torch.where(e, torch.zeros_like(self.feet_air_time), self.feet_air_time)
+        self.episode_length_buf[envs] = 0
+        self.command_time[envs] = 0.0
+        self.push_time[envs] = self._uniform((int(envs.sum()),), *self.cfg.events.push_interval_s)
+        for v in self.episode_sums.values():
+            v[envs] = 0.0
+
+    def _reset_done(self, done: torch.Tensor):
+        if not done.any():
+            return
+        with torch.no_grad():
+            q_new, qd_new = self._sample_reset_state()
+        d = done[:, None]
+        self.q = torch.where(d, q_new, self.q)
+        self.qd = torch.where(d, qd_new, self.qd)
+        self._reset_buffers(done)
+
+    @torch.no_grad()
+    def _interval_events(self):
+        self.command_time += self.step_dt
+        resample = self.command_time >= self.cfg.commands.resampling_time_s
+        if resample.any():
+            c = self.cfg.commands
+            n = self.num_envs
+            sampled = torch.stack(
+                [self._uniform((n,), *c.lin_vel_x), self._uniform((n,), *c.lin_vel_y), self._uniform((n,), *c.ang_vel_z)], 1
+            )
+            self.commands = torch.where(resample[:, None], sampled, self.commands)
+            self.command_time[resample] = 0.0
+        self.push_time -= self.step_dt
+        push = self.push_time <= 0.0
+        if push.any() and self.cfg.events.push_velocity > 0.0:
+            kick = torch.zeros_like(self.qd)
+            v = self.cfg.events.push_velocity
+            kick[:, 0:2] = self._uniform((self.num_envs, 2), -v, v)
+            self.qd = self.qd + kick * push[:, None]
+            self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
+
+    @torch.no_grad()
+    def _apply_startup_events(self):
+        """Per-env foot friction and base mass (written into the model, which the solver reads directly)."""
+        ev, n = self.cfg.events, self.num_envs
+        mu = wp.to_torch(self.model.shape_material_mu, requires_grad=False)
+        feet = torch.as_tensor(self.info["foot_shapes"], device=self.device).long()
+        mu[feet.reshape(-1)] = self._uniform((n, 1), *ev.foot_friction_range).expand(n, 4).reshape(-1)
+        mass = wp.to_torch(self.model.body_mass, requires_grad=False)
+        base = torch.as_tensor(self.info["base_body"], device=self.device).long()
+        mass[base] += self._uniform((n,), *ev.base_mass_add_range)
+
+    def _episode_log(self, done: torch.Tensor) -> dict:
+        log = {f"Episode_Reward/{k}": (v[done].mean() / self.cfg.episode_length_s).item() for k, v in self.episode_sums.items()}
+        log["Episode/length_s"] = (self.episode_length_buf[done].float().mean() * self.step_dt).item()
+        return log

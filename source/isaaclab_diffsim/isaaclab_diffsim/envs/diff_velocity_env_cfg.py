@@ -1,0 +1,97 @@
+"""Configuration of the differentiable ANYmal C flat velocity-tracking environment."""
+
+from __future__ import annotations
+
+from isaaclab.utils import configclass
+
+
+@configclass
+class DiffRewardsCfg:
+    """Reward weights of Isaac Lab's flat ANYmal C velocity task (each term is multiplied by the policy dt).
+
+    Not differentiable, so their gradient is stopped: feet_air_time (contact timing). Isaac Lab's
+    undesired-contacts term is absent: only the feet collide in this model.
+    """
+
+    track_lin_vel_xy_exp: float = 1.0
+    track_ang_vel_z_exp: float = 0.5
+    tracking_std: float = 0.5
+    lin_vel_z_l2: float = -2.0
+    ang_vel_xy_l2: float = -0.05
+    dof_torques_l2: float = -2.5e-5
+    dof_acc_l2: float = -2.5e-7
+    action_rate_l2: float = -0.01
+    feet_air_time: float = 0.5
+    feet_air_time_threshold: float = 0.5
+    flat_orientation_l2: float = -5.0
+
+
+@configclass
+class DiffCommandsCfg:
+    """Uniform base-velocity commands (m/s, m/s, rad/s), resampled at reset and every resampling_time_s."""
+
+    lin_vel_x: tuple[float, float] = (-1.0, 1.0)
+    lin_vel_y: tuple[float, float] = (-1.0, 1.0)
+    ang_vel_z: tuple[float, float] = (-1.0, 1.0)
+    resampling_time_s: float = 10.0
+
+
+@configclass
+class DiffEventsCfg:
+    """Domain randomization: startup friction/mass per env, reset pose/velocity, interval pushes."""
+
+    foot_friction_range: tuple[float, float] = (0.8, 0.8)
+    base_mass_add_range: tuple[float, float] = (-5.0, 5.0)
+    reset_base_velocity: float = 0.5
+    reset_joint_scale_range: tuple[float, float] = (0.5, 1.5)
+    push_interval_s: tuple[float, float] = (10.0, 15.0)
+    push_velocity: float = 0.5
+
+
+@configclass
+class DiffVelocityEnvCfg:
+    """ANYmal C on SolverMoreauGS: 48-d observation, 12 joint-position-target actions, policy at 50 Hz.
+
+    The contact model and its parameters are fields, so a policy trained in "smoothed" contact can be
+    evaluated in "hard" contact by overriding ``contact_model``.
+    """
+
+    num_envs: int = 64
+    device: str = "cpu"
+    seed: int = 42
+    episode_length_s: float = 20.0
+    decimation: int = 4
+    sim_dt: float = 0.005
+    action_scale: float = 0.5
+    # ANYdrive as a DC motor (DESIGN.md): PD gains, peak torque at zero speed, effort limit from the URDF (80 N m)
+    kp: float = 40.0
+    kd: float = 5.0
+    actuator_saturation: float = 120.0
+    # contact model (SolverMoreauGS arguments)
+    contact_model: str = "smoothed"
+    kappa: float = 1000.0
+    margin: float | None = None
+    iterations: int = 20
+    # terminations (failures): base below this height [m], or tilted so that gravity's z in the base frame > this
+    min_base_height: float = 0.3
+    max_gravity_z: float = -0.5
+    init_base_height: float = 0.6
+    rewards: DiffRewardsCfg = DiffRewardsCfg()
+    commands: DiffCommandsCfg = DiffCommandsCfg()
+    events: DiffEventsCfg = DiffEventsCfg()
+
+    def validate_values(self) -> None:
+        """Raise ValueError on values that cannot work (checked again after overrides)."""
+        if self.contact_model not in ("smoothed", "hard", "soft"):
+            raise ValueError(f"contact_model must be smoothed, hard or soft, got {self.contact_model!r}")
+        positive = {
+            "num_envs": self.num_envs,
+            "episode_length_s": self.episode_length_s,
+            "decimation": self.decimation,
+            "sim_dt": self.sim_dt,
+            "kappa": self.kappa,
+            "iterations": self.iterations,
+        }
+        for name, value in positive.items():
+            if not value > 0:
+                raise ValueError(f"{name} must be positive, got {value!r}")
