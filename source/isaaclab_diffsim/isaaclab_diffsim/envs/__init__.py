@@ -2,5 +2,8 @@
 
 from .diff_velocity_env import DiffVelocityEnv
 from .diff_velocity_env_cfg import DiffCommandsCfg, DiffEventsCfg, DiffRewardsCfg, DiffVelocityEnvCfg
+from .rsl_rl_wrapper import DiffEnvRslRlWrapper
 
-__all__ = ["DiffCommandsCfg", "DiffEventsCfg", "DiffRewardsCfg", "DiffVelocityEnv", "DiffVelocityEnvCfg"]
+__all__ = [
+    "DiffEnvRslRlWrapper",
+    "DiffCommandsCfg", "DiffEventsCfg", "DiffRewardsCfg", "DiffVelocityEnv", "DiffVelocityEnvCfg"]

@@ -1,0 +1,369 @@
+"""``ShacRunner``: SHAC's rollout loop, logging, checkpoints and policy export (like rsl_rl's OnPolicyRunner).
+
+The environment interface the runner needs (a differentiable vectorised env)::
+
+    env.num_envs, env.num_obs, env.num_actions, env.device, env.max_episode_length
+    env.reset() -> obs                       # (num_envs, num_obs)
+    env.get_observations() -> obs
+    env.step(actions) -> (obs, reward, terminated, truncated, extras)
+        # with grad enabled, obs and reward are differentiable in actions and in the previous state;
+        # done envs are reset inside step (returned obs is post-reset, its graph cut there);
+        # extras["terminal_obs"]: pre-reset obs (with graph), extras["time_outs"]: truncated,
+        # extras["episode"]: dict of scalar episode statistics (optional)
+    env.detach()                             # cut the graph of the env's internal state
+    env.get_state() -> object, env.set_state(object)   # optional: saved in checkpoints (bit-for-bit resume)
+
+The runner does not seed the global RNGs; callers do (``torch.manual_seed(cfg.seed)`` etc.). Checkpoints
+store the RNG states, so a resumed run continues bit for bit when the env also provides
+``get_state``/``set_state``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections import deque
+from typing import Any
+
+import numpy as np
+import torch
+
+from .shac import SHAC, ShacInferencePolicy
+from .shac_cfg import ShacRunnerCfg
+
+
+class ShacRunner:
+    """Trains a policy with :class:`SHAC` on a differentiable vectorised environment.
+
+    Args:
+        env: The environment (see the module docstring for the interface).
+        cfg: Runner configuration (a :class:`ShacRunnerCfg`, or its ``to_dict()`` form).
+        log_dir: Directory for TensorBoard logs and checkpoints; None disables both.
+        device: Device of the networks; defaults to ``cfg.device``.
+    """
+
+    def __init__(
+        self, env: Any, cfg: ShacRunnerCfg | dict, log_dir: str | None = None, device: str | torch.device | None = None
+    ):
+        if isinstance(cfg, dict):
+            d, cfg = cfg, ShacRunnerCfg()
+            cfg.from_dict(d)
+        self.env = env
+        self.cfg = cfg
+        self.device = torch.device(device if device is not None else cfg.device)
+        self.log_dir = log_dir
+        self.num_envs = int(env.num_envs)
+        self.horizon = int(cfg.horizon)
+
+        obs = self.env.reset()
+        num_obs = int(getattr(env, "num_obs", obs.shape[-1]))
+        self.alg = SHAC(
+            num_obs=num_obs,
+            num_actions=int(env.num_actions),
+            num_envs=self.num_envs,
+            horizon=self.horizon,
+            cfg=cfg.algorithm,
+            policy_cfg=cfg.policy,
+            max_iterations=cfg.max_iterations,
+            device=self.device,
+        )
+
+        self.current_learning_iteration = 0
+        self.total_samples = 0
+        self.wall_time = 0.0
+        self.last_checkpoint: str | None = None
+        self.last_good_checkpoint: str | None = None
+        self.interrupted = False
+        self.writer = None
+
+        # Episode bookkeeping (detached), as in rsl_rl's Logger.
+        self._cur_return = torch.zeros(self.num_envs, device=self.device)
+        self._cur_length = torch.zeros(self.num_envs, device=self.device)
+        self._returns: deque[float] = deque(maxlen=100)
+        self._lengths: deque[float] = deque(maxlen=100)
+        self._ep_infos: list[dict] = []
+
+    # ------------------------------------------------------------------ training
+
+    def learn(self, num_iterations: int) -> None:
+        """Run ``num_iterations`` SHAC iterations from ``current_learning_iteration``.
+
+        Saves ``model_<it>.pt`` every ``save_interval`` iterations (skipped while updates are being skipped for
+        non-finite values) and at the end (when ``log_dir`` is set).
+        On Ctrl-C (KeyboardInterrupt) saves a checkpoint, sets ``self.interrupted`` and returns. Raises
+        RuntimeError after ``max_consecutive_nonfinite`` consecutive iterations with a skipped update.
+        """
+        if self.log_dir is not None and self.writer is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            os.makedirs(self.log_dir, exist_ok=True)
+            self.writer = SummaryWriter(log_dir=self.log_dir, flush_secs=10)
+        self.alg.train_mode()
+        start_it = self.current_learning_iteration
+        end_it = start_it + int(num_iterations)
+        try:
+            for it in range(start_it, end_it):
+                t0 = time.perf_counter()
+                self.alg.update_learning_rate(it)
+                self._rollout(update_normalizer=True, bookkeeping=True)
+                t1 = time.perf_counter()
+                stats = self.alg.update()
+                t2 = time.perf_counter()
+
+                self.current_learning_iteration = it + 1
+                self.total_samples += self.horizon * self.num_envs
+                self.wall_time += t2 - t0
+                self._log(it, end_it, stats, t1 - t0, t2 - t1)
+
+                if self.alg.consecutive_nonfinite >= int(self.cfg.max_consecutive_nonfinite):
+                    where = self.last_good_checkpoint or "none saved yet in this run"
+                    raise RuntimeError(
+                        f"SHAC stopped at iteration {it}: {self.alg.consecutive_nonfinite} consecutive iterations with"
+                        f" a non-finite loss or gradient (updates skipped; {self.alg.nonfinite_count} in total)."
+                        f" Last good checkpoint: {where}"
+                    )
+                # Periodic checkpoints only after a clean iteration, so "last good checkpoint" means what it says.
+                save_due = (it + 1) % max(int(self.cfg.save_interval), 1) == 0
+                if self.log_dir is not None and save_due and self.alg.consecutive_nonfinite == 0:
+                    self.save(os.path.join(self.log_dir, f"model_{it + 1}.pt"))
+            if self.log_dir is not None:
+                path = os.path.join(self.log_dir, f"model_{self.current_learning_iteration}.pt")
+                if self.last_checkpoint != path:
+                    self.save(path)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            if self.log_dir is not None:
+                path = os.path.join(self.log_dir, f"model_{self.current_learning_iteration}.pt")
+                self.save(path)
+                print(f"[SHAC] interrupted: saved {path}")
+            else:
+                print("[SHAC] interrupted (no log_dir, nothing saved)")
+        finally:
+            if self.writer is not None:
+                self.writer.flush()
+
+    def _rollout(self, update_normalizer: bool, bookkeeping: bool) -> None:
+        """One horizon from the env's current state, graph kept (when grad is enabled)."""
+        self.env.detach()
+        obs = self.env.get_observations().detach().to(self.device)
+        self.alg.begin_horizon(obs, update_normalizer=update_normalizer)
+        for _ in range(self.horizon):
+            actions = self.alg.act(obs)
+            obs, rew, terminated, truncated, extras = self.env.step(actions.to(self.env.device))
+            obs = obs.to(self.device)
+            self.alg.process_env_step(obs, rew, terminated.to(self.device), truncated.to(self.device), extras)
+            if bookkeeping:
+                self._process_episode_stats(rew, terminated, truncated, extras)
+
+    def compute_actor_loss(self) -> float:
+        """The SHAC actor loss of one horizon from the env's current state, without any update.
+
+        Runs under ``torch.no_grad`` with the current policy (stochastic, drawing from the global RNG) and
+        frozen normaliser statistics; for comparing the loss on a fixed batch (restore env state and RNG).
+        """
+        with torch.no_grad():
+            self._rollout(update_normalizer=False, bookkeeping=False)
+            loss = float(self.alg.actor_loss)
+        self.alg.abort_horizon()
+        return loss
+
+    @torch.no_grad()
+    def _process_episode_stats(self, rew, terminated, truncated, extras) -> None:
+        done = (terminated | truncated).to(self.device)
+        self._cur_return += rew.detach().to(self.device).reshape(-1)
+        self._cur_length += 1
+        if bool(done.any()):
+            ids = done.nonzero(as_tuple=False).squeeze(-1)
+            self._returns.extend(self._cur_return[ids].cpu().tolist())
+            self._lengths.extend(self._cur_length[ids].cpu().tolist())
+            self._cur_return[ids] = 0.0
+            self._cur_length[ids] = 0.0
+        if extras is not None and extras.get("episode"):
+            self._ep_infos.append(extras["episode"])
+
+    # ------------------------------------------------------------------ logging
+
+    def _log(self, it: int, end_it: int, stats: dict[str, float], collect_time: float, learn_time: float) -> None:
+        returns = [r for r in self._returns if np.isfinite(r)]
+        mean_return = float(np.mean(returns)) if returns else float("nan")
+        mean_length = float(np.mean(self._lengths)) if self._lengths else float("nan")
+        fps = self.horizon * self.num_envs / max(collect_time + learn_time, 1e-9)
+
+        ep_means: dict[str, float] = {}
+        for key in {k for info in self._ep_infos for k in info}:
+            vals = []
+            for info in self._ep_infos:
+                if key not in info:
+                    continue
+                v = info[key]
+                v = v.detach().float().mean().item() if isinstance(v, torch.Tensor) else float(v)
+                vals.append(v)
+            if vals:
+                ep_means[key] = float(np.mean(vals))
+        self._ep_infos.clear()
+
+        w = self.writer
+        if w is not None:
+            for key, v in ep_means.items():
+                w.add_scalar(key if "/" in key else f"Episode/{key}", v, it)
+            w.add_scalar("Loss/actor", stats["actor_loss"], it)
+            w.add_scalar("Loss/critic", stats["critic_loss"], it)
+            w.add_scalar("Policy/grad_norm", stats["grad_norm"], it)
+            w.add_scalar("Policy/mean_std", stats["mean_std"], it)
+            w.add_scalar("Policy/nonfinite_skipped", stats["nonfinite"], it)
+            w.add_scalar("Policy/nonfinite_count", stats["nonfinite_count"], it)
+            w.add_scalar("LR/actor", self.alg.actor_lr, it)
+            w.add_scalar("LR/critic", self.alg.critic_lr, it)
+            w.add_scalar("Train/mean_step_reward", stats["mean_step_reward"], it)
+            w.add_scalar("Train/target_value_mean", stats["target_value_mean"], it)
+            if returns:
+                w.add_scalar("Train/mean_reward", mean_return, it)
+                w.add_scalar("Train/mean_reward/samples", mean_return, self.total_samples)
+                w.add_scalar("Train/mean_reward/time", mean_return, int(self.wall_time))
+            if self._lengths:
+                w.add_scalar("Train/mean_episode_length", mean_length, it)
+            w.add_scalar("Perf/total_samples", self.total_samples, it)
+            w.add_scalar("Perf/wall_time", self.wall_time, it)
+            w.add_scalar("Perf/fps", fps, it)
+            w.add_scalar("Perf/collection_time", collect_time, it)
+            w.add_scalar("Perf/learning_time", learn_time, it)
+
+        skip = f" | SKIPPED (non-finite, {self.alg.consecutive_nonfinite} in a row)" if stats["nonfinite"] else ""
+        print(
+            f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {mean_return:.3f}"
+            f" | ep_len {mean_length:.1f} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
+            f" | grad {stats['grad_norm']:.3g} | std {stats['mean_std']:.3f} | {fps:.0f} fps{skip}",
+            flush=True,
+        )
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def save(self, path: str, infos: dict | None = None) -> None:
+        """Save models, optimisers, normaliser, counters, RNG states (and env state if the env provides it)."""
+        state = self.alg.state_dict()
+        rng = {
+            "torch": torch.get_rng_state(),
+            "numpy": np.random.get_state(),
+            "python": random.getstate(),
+        }
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        state.update(
+            iter=self.current_learning_iteration,
+            total_samples=self.total_samples,
+            wall_time=self.wall_time,
+            rng_state=rng,
+            episode_stats={
+                "cur_return": self._cur_return.clone(),
+                "cur_length": self._cur_length.clone(),
+                "returns": list(self._returns),
+                "lengths": list(self._lengths),
+            },
+            cfg=self.cfg.to_dict(),
+            infos=infos,
+        )
+        if hasattr(self.env, "get_state") and hasattr(self.env, "set_state"):
+            self.env.detach()
+            state["env_state"] = _detached(self.env.get_state())
+        d = os.path.dirname(os.path.abspath(path))
+        os.makedirs(d, exist_ok=True)
+        tmp = path + ".tmp"
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+        self.last_checkpoint = path
+        if self.alg.consecutive_nonfinite == 0:
+            self.last_good_checkpoint = path
+
+    def load(self, path: str, load_optimizer: bool = True, restore_rng: bool = True, restore_env: bool = True) -> dict:
+        """Load a checkpoint written by :meth:`save`; returns its ``infos``.
+
+        With the defaults, the next :meth:`learn` iteration reproduces the saved run bit for bit (given the
+        same env and device, and an env with ``get_state``/``set_state``).
+        """
+        state = torch.load(path, map_location=self.device, weights_only=False)
+        self.alg.load_state_dict(state, load_optimizer=load_optimizer)
+        if load_optimizer:
+            self.current_learning_iteration = int(state["iter"])
+            self.total_samples = int(state.get("total_samples", 0))
+            self.wall_time = float(state.get("wall_time", 0.0))
+            ep = state.get("episode_stats")
+            if ep is not None:
+                self._cur_return.copy_(ep["cur_return"])
+                self._cur_length.copy_(ep["cur_length"])
+                self._returns = deque(ep["returns"], maxlen=100)
+                self._lengths = deque(ep["lengths"], maxlen=100)
+        if restore_rng and "rng_state" in state:
+            rng = state["rng_state"]
+            torch.set_rng_state(rng["torch"].cpu())
+            np.random.set_state(rng["numpy"])
+            random.setstate(rng["python"])
+            if "cuda" in rng and torch.cuda.is_available():
+                cuda_states = [s.cpu() for s in rng["cuda"]]
+                if len(cuda_states) == torch.cuda.device_count():
+                    torch.cuda.set_rng_state_all(cuda_states)
+        if restore_env and "env_state" in state and hasattr(self.env, "set_state"):
+            self.env.set_state(state["env_state"])
+        self.last_checkpoint = self.last_good_checkpoint = path
+        return state.get("infos")
+
+    # ------------------------------------------------------------------ inference, export
+
+    def get_inference_policy(self, device: str | torch.device | None = None) -> ShacInferencePolicy:
+        """Deterministic policy on raw observations (normaliser, mean action, tanh if configured)."""
+        self.alg.eval_mode()
+        pol = self.alg.get_inference_policy(device)
+        self.alg.train_mode()
+        return pol
+
+    def export(self, out_dir: str, onnx_filename: str = "policy.onnx", jit_filename: str = "policy.pt") -> dict:
+        """Export the deterministic policy (normaliser folded in) to ONNX and TorchScript.
+
+        Uses isaaclab_rl's ``export_policy_as_onnx``/``export_policy_as_jit`` (the policy is passed as an
+        rsl_rl-style module with ``actor`` and ``is_recurrent``, the normaliser separately); falls back to
+        ``torch.onnx``/``torch.jit`` if isaaclab_rl is not importable. The ONNX graph takes ``obs`` of shape
+        (1, num_obs) and returns ``actions`` (1, num_actions). Returns ``{"onnx": path, "jit": path}``.
+        """
+        os.makedirs(out_dir, exist_ok=True)
+        pol = self.get_inference_policy("cpu")
+        wrapper = _ExportablePolicy(pol.actor)
+        try:
+            from isaaclab_rl.rsl_rl.exporter import export_policy_as_jit, export_policy_as_onnx
+        except ImportError:
+            export_policy_as_jit = export_policy_as_onnx = None
+        if export_policy_as_onnx is not None:
+            export_policy_as_onnx(wrapper, out_dir, normalizer=pol.normalizer, filename=onnx_filename)
+            export_policy_as_jit(wrapper, pol.normalizer, out_dir, filename=jit_filename)
+        else:  # pragma: no cover - isaaclab_rl is a dependency of isaaclab
+            dummy = torch.zeros(1, pol.actor[0].in_features)
+            torch.onnx.export(pol, dummy, os.path.join(out_dir, onnx_filename), input_names=["obs"],
+                              output_names=["actions"], opset_version=18)  # fmt: skip
+            torch.jit.script(pol).save(os.path.join(out_dir, jit_filename))
+        return {"onnx": os.path.join(out_dir, onnx_filename), "jit": os.path.join(out_dir, jit_filename)}
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+class _ExportablePolicy(torch.nn.Module):
+    """Adapter to the rsl_rl policy shape isaaclab_rl's exporters expect (``actor``, ``is_recurrent``)."""
+
+    is_recurrent = False
+
+    def __init__(self, actor: torch.nn.Sequential):
+        super().__init__()
+        self.actor = actor
+
+
+def _detached(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, dict):
+        return {k: _detached(v) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(_detached(v) for v in x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(_detached(v) for v in x)
+    return x
