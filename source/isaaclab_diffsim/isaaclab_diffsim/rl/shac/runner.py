@@ -86,13 +86,15 @@ class ShacRunner:
 
     # ------------------------------------------------------------------ training
 
-    def learn(self, num_iterations: int) -> None:
-        """Run ``num_iterations`` SHAC iterations from ``current_learning_iteration``.
+    def learn(self, num_iterations: int | None = None) -> None:
+        """Run ``num_iterations`` (default ``cfg.max_iterations``) SHAC iterations from ``current_learning_iteration``.
 
         Saves ``model_<it>.pt`` every ``save_interval`` iterations (skipped while updates are being skipped for
         non-finite values) and at the end (when ``log_dir`` is set).
-        On Ctrl-C (KeyboardInterrupt) saves a checkpoint, sets ``self.interrupted`` and returns. Raises
-        RuntimeError after ``max_consecutive_nonfinite`` consecutive iterations with a skipped update.
+        On Ctrl-C (KeyboardInterrupt) saves a checkpoint, sets ``self.interrupted`` and returns. A
+        ``FloatingPointError`` raised by ``env.step`` (non-finite state) aborts the horizon and counts as a
+        skipped iteration. Raises RuntimeError after ``max_consecutive_nonfinite`` consecutive iterations with
+        a skipped update.
         """
         if self.log_dir is not None and self.writer is None:
             from torch.utils.tensorboard import SummaryWriter
@@ -101,14 +103,22 @@ class ShacRunner:
             self.writer = SummaryWriter(log_dir=self.log_dir, flush_secs=10)
         self.alg.train_mode()
         start_it = self.current_learning_iteration
-        end_it = start_it + int(num_iterations)
+        end_it = start_it + int(self.cfg.max_iterations if num_iterations is None else num_iterations)
         try:
             for it in range(start_it, end_it):
                 t0 = time.perf_counter()
                 self.alg.update_learning_rate(it)
-                self._rollout(update_normalizer=True, bookkeeping=True)
+                try:
+                    self._rollout(update_normalizer=True, bookkeeping=True)
+                    failed = None
+                except FloatingPointError as err:  # the env refused a non-finite state: skip like a NaN loss
+                    failed = err
                 t1 = time.perf_counter()
-                stats = self.alg.update()
+                if failed is None:
+                    stats = self.alg.update()
+                else:
+                    print(f"[SHAC] rollout failed at iteration {it + 1}: {failed}")
+                    stats = self.alg.skip_iteration()
                 t2 = time.perf_counter()
 
                 self.current_learning_iteration = it + 1

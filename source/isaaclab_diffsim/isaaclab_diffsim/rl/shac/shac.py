@@ -352,6 +352,18 @@ class SHAC:
         self._step = 0
         self._actor_loss_sum = None
 
+    def skip_iteration(self) -> dict[str, float]:
+        """Count an iteration whose rollout failed (e.g. the env raised on a non-finite state) as non-finite."""
+        self.abort_horizon()
+        self.nonfinite_count += 1
+        self.consecutive_nonfinite += 1
+        nan = float("nan")
+        return {
+            "actor_loss": nan, "grad_norm": nan, "actor_skipped": 1.0, "critic_loss": nan, "critic_skipped": 1.0,
+            "mean_step_reward": nan, "target_value_mean": nan, "nonfinite": 1.0,
+            "nonfinite_count": float(self.nonfinite_count), "mean_std": float(self.policy.std.detach().mean()),
+        }  # fmt: skip
+
     @property
     def actor_loss(self) -> torch.Tensor:
         """The horizon's actor loss so far, normalised by h * N."""
