@@ -35,6 +35,7 @@ def parse_args():
     parser.add_argument("--resume", default=None, help="checkpoint file to resume from")
     parser.add_argument("--log_root", default="logs")
     parser.add_argument("--eval_episodes", type=int, default=64)
+    parser.add_argument("--torch_threads", type=int, default=1, help="Warp's CPU kernels run on one thread")
     parser.add_argument("overrides", nargs="*", help="env.<field>=value / agent.<field>=value")
     return parser.parse_args()
 
@@ -90,6 +91,7 @@ def main():
     args = parse_args()
     env_cfg, agent_cfg = configure(args)
     torch.manual_seed(env_cfg.seed)
+    torch.set_num_threads(args.torch_threads)
     stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     log_dir = os.path.abspath(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name, stamp))
     os.makedirs(log_dir, exist_ok=True)
