@@ -50,6 +50,10 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     kf: float = 1.0e6
     """Soft model: friction viscosity [N s/m] (capped by Coulomb)."""
 
+    actuator_saturation: float = 0.0
+    """DC-motor peak torque [N m] at zero speed (torque-speed envelope with the joints' velocity limits);
+    0 disables it. Drive torques are always bounded by the model's joint effort limits."""
+
     collider_shapes_expr: str | None = None
     """Regex (full match) on shape labels (USD prim paths); colliding shapes that do not match stop colliding
     before the model is finalized, e.g. ``".*_FOOT/sphere"`` for the paper's one point per foot. None: all."""
@@ -77,6 +81,7 @@ class DiffSimSolverCfg(NewtonSolverCfg):
             "ke": finite(self.ke) and self.ke >= 0.0,
             "kd": finite(self.kd) and self.kd >= 0.0,
             "kf": finite(self.kf) and self.kf >= 0.0,
+            "actuator_saturation": finite(self.actuator_saturation) and self.actuator_saturation >= 0.0,
             "collider_shapes_expr": self.collider_shapes_expr is None or isinstance(self.collider_shapes_expr, str),
         }
         bad = [f"{name}={getattr(self, name)!r}" for name, ok in checks.items() if not ok]
