@@ -108,6 +108,23 @@ class DiffVelocityEnv(gym.Env):
         if self.obs is not None:
             self.obs = self.obs.detach()
 
+    STATE_FIELDS = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time", "push_time")
+
+    def get_state(self) -> dict:
+        """Detached copy of everything a step depends on (plus the RNG), for checkpoints."""
+        state = {k: getattr(self, k).detach().clone() for k in self.STATE_FIELDS}
+        state["episode_sums"] = {k: v.clone() for k, v in self.episode_sums.items()}
+        state["rng"] = self._gen.get_state()
+        return state
+
+    def set_state(self, state: dict) -> None:
+        """Restore :meth:`get_state`'s snapshot; the next step continues bit for bit."""
+        for k in self.STATE_FIELDS:
+            setattr(self, k, state[k].clone().to(self.device))
+        self.episode_sums = {k: v.clone().to(self.device) for k, v in state["episode_sums"].items()}
+        self._gen.set_state(state["rng"])
+        self.obs = self._observations(self.q, self.qd, self.last_actions)
+
     def set_contact_model(self, contact_model: str, kappa: float | None = None) -> None:
         """Switch the solver's contact model (e.g. evaluate a smoothed-trained policy in hard contact)."""
         from ..solver import SolverMoreauGS
