@@ -510,8 +510,9 @@ def gauss_seidel_impulses(
     """Projected Gauss-Seidel on the Coulomb cone, a fixed number of sweeps (unrolled into p_hist).
 
     Relaxation per contact block: normal row with r = 1 / G_nn, then the tangential pair with an isotropic
-    step (see contact_update); projection onto the cone keeps the normal exact when sliding (no spurious lift). Smoothed model: couplings G_ij p_j (j != i) are weighted by
-    s(d_j) and the final impulse is P_i = s(d_i) p_i. Hard model: s = 1 on active contacts.
+    step (see contact_update); projecting onto the cone then keeps the normal exact when sliding (no
+    spurious lift). Smoothed model: couplings G_ij p_j (j != i) are weighted by s(d_j) and the final
+    impulse is P_i = s(d_i) p_i. Hard model: s = 1 on active contacts (d <= margin), 0 otherwise.
     Penetration stabilisation (Baumgarte): the normal target velocity is -stabilization * min(d, 0) / dt.
     """
     a = wp.tid()
