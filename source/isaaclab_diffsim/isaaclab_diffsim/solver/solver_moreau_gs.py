@@ -90,6 +90,7 @@ class SolverMoreauGS(SolverBase):
         self._reuse: StepScratch | None = None
         self._last: StepScratch | None = None
         self._last_dt = 1.0
+        self._default_control = None
         self._zero_dofs = wp.zeros(max(model.joint_dof_count, 1), dtype=float, device=model.device)
 
     @property
@@ -130,7 +131,9 @@ class SolverMoreauGS(SolverBase):
         topo = lay.topo
         dt = float(dt)
         if control is None:
-            control = model.control(clone_variables=False)
+            if self._default_control is None:
+                self._default_control = model.control(clone_variables=False)
+            control = self._default_control
         requires_grad = bool(
             state_in.joint_q.requires_grad or state_in.joint_qd.requires_grad or state_out.joint_q.requires_grad
         )
