@@ -60,10 +60,7 @@ class DiffVelocityEnv(gym.Env):
             base_height=cfg.init_base_height, requires_grad=True,
         )
         self.model, self.info = model, info
-        self.sim = DiffSimulator(
-            model, substeps=cfg.decimation, dt=cfg.sim_dt, contact_model=cfg.contact_model, kappa=cfg.kappa,
-            margin=cfg.margin, iterations=cfg.iterations, actuator_saturation=cfg.actuator_saturation,
-        )
+        self.sim = DiffSimulator(model, substeps=cfg.decimation, dt=cfg.sim_dt, **self._solver_kwargs())
         q0 = wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).clone()
         self.default_q = q0[0].clone()
         self.default_leg = q0[0, 7:].clone()
@@ -133,10 +130,17 @@ class DiffVelocityEnv(gym.Env):
         if kappa is not None:
             self.cfg.kappa = kappa
         self.cfg.validate_values()
-        self.sim.solver = SolverMoreauGS(
-            self.model, contact_model=contact_model, kappa=self.cfg.kappa, margin=self.cfg.margin,
-            iterations=self.cfg.iterations, actuator_saturation=self.cfg.actuator_saturation,
-        )
+        self.sim.solver = SolverMoreauGS(self.model, **self._solver_kwargs())
+
+    def _solver_kwargs(self) -> dict:
+        cfg = self.cfg
+        return {
+            "contact_model": cfg.contact_model,
+            "kappa": cfg.kappa,
+            "margin": cfg.margin,
+            "iterations": cfg.iterations,
+            "actuator_saturation": cfg.actuator_saturation,
+        }
 
     def step(self, actions: torch.Tensor):
         """Returns (obs, reward, terminated, truncated, extras); see the module docstring."""
@@ -151,32 +155,39 @@ class DiffVelocityEnv(gym.Env):
         if not torch.isfinite(q).all() or not torch.isfinite(qd).all():
             raise FloatingPointError("DiffVelocityEnv: non-finite state after a physics step (NaN/inf in the rollout)")
 
-        reward, terms = self._rewards(q, qd, prev_qd_leg, actions, targets_leg)
+        base = self._base_frame(q, qd)
+        reward, terms = self._rewards(q, qd, base, prev_qd_leg, actions, targets_leg)
         self.last_actions = actions
-        obs = self._observations(q, qd, actions)
+        obs = self._observations(q, qd, actions, base)
         self.episode_length_buf += 1
         with torch.no_grad():
-            proj_g = quat_rotate_inverse(q[:, 3:7], q.new_tensor([0.0, 0.0, -1.0]).expand(self.num_envs, 3))
-            terminated = (q[:, 2] < cfg.min_base_height) | (proj_g[:, 2] > cfg.max_gravity_z)
+            terminated = (q[:, 2] < cfg.min_base_height) | (base[2][:, 2] > cfg.max_gravity_z)
             truncated = self.episode_length_buf >= self.max_episode_length
             done = terminated | truncated
             for k, v in terms.items():
                 self.episode_sums[k] += v.detach()
         extras = {"terminal_obs": obs, "time_outs": truncated}
-        if done.any():
-            extras["episode"] = self._episode_log(done)
+        any_done = bool(done.any())
         self.q, self.qd = q, qd
-        self._reset_done(done)
+        if any_done:
+            extras["episode"] = self._episode_log(done)
+            self._reset_done(done)
         self._interval_events()
-        self.obs = self._observations(self.q, self.qd, self.last_actions) if done.any() else obs
+        self.obs = self._observations(self.q, self.qd, self.last_actions) if any_done else obs
         return self.obs, reward, terminated, truncated, extras
 
     # ------------------------------------------------------------------ MDP
-    def _observations(self, q, qd, last_actions):
+    @staticmethod
+    def _base_frame(q, qd):
+        """Base linear and angular velocity and projected gravity, in the base frame."""
         quat = q[:, 3:7]
         lin_b = quat_rotate_inverse(quat, qd[:, 0:3])
         ang_b = quat_rotate_inverse(quat, qd[:, 3:6])
         proj_g = quat_rotate_inverse(quat, q.new_tensor([0.0, 0.0, -1.0]).expand(q.shape[0], 3))
+        return lin_b, ang_b, proj_g
+
+    def _observations(self, q, qd, last_actions, base=None):
+        lin_b, ang_b, proj_g = base if base is not None else self._base_frame(q, qd)
         return torch.cat([lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions], 1)
 
     def _torques(self, q, qd, targets_leg):
@@ -188,12 +199,9 @@ class DiffVelocityEnv(gym.Env):
         lo = torch.maximum(-self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
         return torch.minimum(torch.maximum(tau, lo), hi)
 
-    def _rewards(self, q, qd, prev_qd_leg, actions, targets_leg):
+    def _rewards(self, q, qd, base, prev_qd_leg, actions, targets_leg):
         w = self.cfg.rewards
-        quat = q[:, 3:7]
-        lin_b = quat_rotate_inverse(quat, qd[:, 0:3])
-        ang_b = quat_rotate_inverse(quat, qd[:, 3:6])
-        proj_g = quat_rotate_inverse(quat, q.new_tensor([0.0, 0.0, -1.0]).expand(q.shape[0], 3))
+        lin_b, ang_b, proj_g = base
         var = w.tracking_std**2
         terms = {
             "track_lin_vel_xy_exp": torch.exp(-((self.commands[:, :2] - lin_b[:, :2]) ** 2).sum(1) / var),
@@ -250,8 +258,6 @@ class DiffVelocityEnv(gym.Env):
             v[envs] = 0.0
 
     def _reset_done(self, done: torch.Tensor):
-        if not done.any():
-            return
         with torch.no_grad():
             q_new, qd_new = self._sample_reset_state()
         d = done[:, None]
