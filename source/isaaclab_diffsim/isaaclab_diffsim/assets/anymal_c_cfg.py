@@ -1,0 +1,38 @@
+"""ANYmal C as an Isaac Lab ``ArticulationCfg``: the locally converted USD, ANYdrive DC motors, standing pose."""
+
+from __future__ import annotations
+
+import isaaclab.sim as sim_utils
+from isaaclab.assets.articulation import ArticulationCfg
+from isaaclab.utils import configclass
+from isaaclab_assets.robots.anymal import ANYDRIVE_3_SIMPLE_ACTUATOR_CFG
+
+from .anymal_c import ANYMAL_C_BASE_HEIGHT, ANYMAL_C_DEFAULT_JOINT_POS
+from .anymal_c_usd import anymal_c_usd_path
+
+
+def spawn_anymal_c(prim_path: str, cfg: "AnymalCUsdFileCfg", *args, **kwargs):
+    """Spawn the cached ANYmal C USD (converting the URDF on first use) like ``spawn_from_usd``."""
+    if not cfg.usd_path:
+        cfg.usd_path = str(anymal_c_usd_path())
+    return sim_utils.spawn_from_usd(prim_path, cfg, *args, **kwargs)
+
+
+@configclass
+class AnymalCUsdFileCfg(sim_utils.UsdFileCfg):
+    """``UsdFileCfg`` whose file is resolved when spawned: the cache is built then, not at import."""
+
+    func: callable = spawn_anymal_c
+    usd_path: str = ""
+
+
+ANYMAL_C_DIFFSIM_CFG = ArticulationCfg(
+    spawn=AnymalCUsdFileCfg(activate_contact_sensors=True),
+    init_state=ArticulationCfg.InitialStateCfg(
+        pos=(0.0, 0.0, ANYMAL_C_BASE_HEIGHT), joint_pos=dict(ANYMAL_C_DEFAULT_JOINT_POS)
+    ),
+    # ANYdrive 3 as a DC motor (DESIGN.md): PD 40/5, 120 N m at stall to 0 at 7.5 rad/s, 80 N m continuous
+    actuators={"legs": ANYDRIVE_3_SIMPLE_ACTUATOR_CFG},
+    soft_joint_pos_limit_factor=0.95,
+)
+"""ANYmal C (example-robot-data URDF converted to USD offline) with Isaac Lab's standing pose and DC motors."""

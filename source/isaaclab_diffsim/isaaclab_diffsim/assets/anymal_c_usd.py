@@ -1,0 +1,224 @@
+"""ANYmal C as a USD file for Isaac Lab scenes, converted locally from the ``example-robot-data`` URDF.
+
+On first use the URDF is converted with ``urdf-usd-converter`` and then made lean for articulated
+simulation: links joined by fixed joints are merged into their parent body (masses, centres of mass and
+inertias combined by Newton's ``collapse_fixed_joints``, so the rigid-body dynamics are unchanged),
+except the feet, which stay bodies so that Isaac Lab's ``.*FOOT`` contact sensors find them. The
+converter's fixed joint to the world is removed (floating base). The result is cached with a manifest;
+a missing, stale or corrupt cache is rebuilt, and a failed rebuild raises. Nothing is downloaded.
+
+Result: 17 rigid bodies (base, 4 x HIP/THIGH/SHANK/FOOT), 12 revolute joints, 52.13 kg.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .anymal_c import LEGS, anymal_c_urdf_path
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+"""Bump when the post-processing changes, so existing caches are rebuilt."""
+
+USD_NAME = "anymal_c.usda"
+BODY_NAMES = ("base", *(f"{leg}_{link}" for link in ("HIP", "THIGH", "SHANK", "FOOT") for leg in LEGS))
+"""Rigid bodies of the lean articulation."""
+
+_KEEP_FIXED = tuple(f"{leg}_shank_fixed_{leg}_FOOT" for leg in LEGS)
+
+
+def anymal_c_cache_dir() -> Path:
+    """Cache folder: ``$ISAACLAB_DIFFSIM_ASSET_DIR`` or ``~/.cache/isaaclab_diffsim/assets``."""
+    root = os.environ.get("ISAACLAB_DIFFSIM_ASSET_DIR")
+    return Path(root) if root else Path.home() / ".cache" / "isaaclab_diffsim" / "assets"
+
+
+def _fingerprint(urdf: Path) -> dict:
+    return {
+        "format": FORMAT_VERSION,
+        "urdf_sha256": hashlib.sha256(urdf.read_bytes()).hexdigest(),
+        "converter": importlib.metadata.version("urdf-usd-converter"),
+    }
+
+
+def anymal_c_usd_path(cache_dir: str | Path | None = None, rebuild: bool = False) -> Path:
+    """Path of the cached ANYmal C USD, converting the URDF first if the cache is missing or invalid."""
+    folder = Path(cache_dir) if cache_dir is not None else anymal_c_cache_dir()
+    target = folder / "anymal_c"
+    urdf = anymal_c_urdf_path()
+    expected = _fingerprint(urdf)
+    if not rebuild:
+        problem = _cache_problem(target, expected)
+        if problem is None:
+            return target / USD_NAME
+        if (target / "manifest.json").exists() or (target / USD_NAME).exists():
+            logger.warning("ANYmal C USD cache at %s is unusable (%s): rebuilding it.", target, problem)
+    _build(urdf, target, expected)
+    problem = _cache_problem(target, expected)
+    if problem is not None:
+        raise RuntimeError(f"ANYmal C USD conversion into {target} produced an invalid asset: {problem}")
+    return target / USD_NAME
+
+
+def _cache_problem(target: Path, expected: dict) -> str | None:
+    """Why the cached asset cannot be used, or None."""
+    manifest = target / "manifest.json"
+    if not manifest.is_file() or not (target / USD_NAME).is_file():
+        return "missing"
+    try:
+        stored = json.loads(manifest.read_text())
+    except (OSError, ValueError) as exc:
+        return f"unreadable manifest ({exc})"
+    if stored.get("fingerprint") != expected:
+        return "built from another URDF, converter or format version"
+    from pxr import Usd, UsdPhysics
+
+    stage = Usd.Stage.Open(str(target / USD_NAME))
+    if stage is None:
+        return "USD stage does not open"
+    bodies = sorted(p.GetName() for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI))
+    if bodies != sorted(BODY_NAMES):
+        return f"unexpected rigid bodies {bodies}"
+    mass = sum(stage.GetPrimAtPath(p).GetAttribute("physics:mass").Get() for p in stored["body_paths"])
+    if not abs(mass - stored["total_mass"]) < 1e-3:
+        return f"total mass {mass} differs from the manifest's {stored['total_mass']}"
+    return None
+
+
+def _build(urdf: Path, target: Path, fingerprint: dict) -> None:
+    try:
+        from urdf_usd_converter import Converter
+    except ImportError as exc:  # pragma: no cover - dependency of this package
+        raise RuntimeError("urdf-usd-converter is required to build the ANYmal C USD (pip install urdf-usd-converter)") from exc
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="anymal_c_", dir=target.parent))
+    try:
+        logger.info("Converting %s to USD in %s (first use).", urdf, target)
+        raw = Path(Converter(layer_structure=False, scene=False).convert(str(urdf), str(staging / "raw")).path)
+        body_paths, total_mass = _make_lean(raw, staging / USD_NAME)
+        # textures referenced by relative paths sit next to the layer
+        if (raw.parent / "Textures").is_dir():
+            shutil.move(str(raw.parent / "Textures"), staging / "Textures")
+        shutil.rmtree(staging / "raw")
+        manifest = {"fingerprint": fingerprint, "body_paths": body_paths, "total_mass": total_mass}
+        (staging / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _make_lean(raw: Path, out: Path) -> tuple[list[str], float]:
+    """Flatten the converted stage into ``out``, merging fixed-joint links (feet kept) into their parents."""
+    import newton
+    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+
+    stage = Usd.Stage.Open(str(raw))
+    root = stage.GetDefaultPrim()
+    # Newton computes the merged inertial properties (parallel-axis theorem) from the shipped link inertials.
+    builder = newton.ModelBuilder()
+    result = builder.add_usd(stage, root_path=str(root.GetPath()), load_visual_shapes=False)
+    body_of_path = dict(result["path_body_map"])
+    fixed = [i for i in range(builder.joint_count) if builder.joint_type[i] == newton.JointType.FIXED]
+    keep = [i for i in fixed if builder.joint_label[i].rsplit("/", 1)[-1] in _KEEP_FIXED]
+    if len(keep) != len(LEGS):
+        raise RuntimeError(f"expected the 4 foot joints {_KEEP_FIXED} in the converted ANYmal C")
+    world_joints = [i for i in fixed if builder.joint_parent[i] < 0]  # the converter's fixed joint to the world
+    builder.collapse_fixed_joints(joints_to_keep=keep + world_joints)
+
+    out_stage = Usd.Stage.CreateInMemory()
+    out_stage.GetRootLayer().TransferContent(stage.Flatten())
+    xf = UsdGeom.XformCache()
+
+    def world(prim_path: str) -> Gf.Matrix4d:
+        return xf.GetLocalToWorldTransform(out_stage.GetPrimAtPath(prim_path))
+
+    survivors = {builder.body_label[b]: b for b in range(builder.body_count)}
+    merged_into: dict[str, str] = {}
+    for path in body_of_path:
+        if path in survivors:
+            continue
+        anc = Sdf.Path(path).GetParentPath()
+        while str(anc) not in survivors:
+            if anc.IsAbsoluteRootPath():
+                raise RuntimeError(f"no surviving ancestor body for the merged link {path}")
+            anc = anc.GetParentPath()
+        merged_into[path] = str(anc)
+
+    # joints: drop the world joint and the collapsed fixed joints, re-anchor the others on surviving bodies
+    for prim in list(out_stage.Traverse()):
+        if not prim.IsA(UsdPhysics.Joint):
+            continue
+        joint = UsdPhysics.Joint(prim)
+        b0 = [str(t) for t in joint.GetBody0Rel().GetTargets()]
+        b1 = [str(t) for t in joint.GetBody1Rel().GetTargets()]
+        is_world = not b0 or b0[0] not in body_of_path
+        collapsed = prim.IsA(UsdPhysics.FixedJoint) and prim.GetName() not in _KEEP_FIXED
+        if is_world or collapsed:
+            prim.SetActive(False)
+            continue
+        for rel, side, targets in ((joint.GetBody0Rel(), 0, b0), (joint.GetBody1Rel(), 1, b1)):
+            if targets and targets[0] in merged_into:
+                _reanchor(joint, side, world(targets[0]), world(merged_into[targets[0]]))
+                rel.SetTargets([Sdf.Path(merged_into[targets[0]])])
+
+    for path in merged_into:
+        prim = out_stage.GetPrimAtPath(path)
+        prim.RemoveAPI(UsdPhysics.MassAPI)
+        prim.RemoveAPI(UsdPhysics.RigidBodyAPI)
+        for name in ("physics:mass", "physics:centerOfMass", "physics:diagonalInertia", "physics:principalAxes",
+                     "newton:inertia"):  # fmt: skip
+            if prim.HasAttribute(name):
+                prim.RemoveProperty(name)
+    body_paths, total = [], 0.0
+    for path, b in survivors.items():
+        _write_inertial(out_stage.GetPrimAtPath(path), builder, b)
+        body_paths.append(path)
+        total += float(builder.body_mass[b])
+    out_stage.GetRootLayer().Export(str(out))
+    return body_paths, total
+
+
+def _reanchor(joint, side: int, body_world, anc_world) -> None:
+    """Express a joint frame given in ``body``'s frame in the surviving ancestor's frame instead."""
+    from pxr import Gf
+
+    pos_attr = joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()
+    rot_attr = joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()
+    local = Gf.Matrix4d().SetRotate(Gf.Rotation(Gf.Quatd(rot_attr.Get())))
+    local.SetTranslateOnly(Gf.Vec3d(pos_attr.Get()))
+    rel = local * body_world * anc_world.GetInverse()  # USD row-vector convention: child * parent
+    rel.Orthonormalize()
+    pos_attr.Set(Gf.Vec3f(rel.ExtractTranslation()))
+    rot_attr.Set(Gf.Quatf(rel.ExtractRotationQuat()))
+
+
+def _write_inertial(prim, builder, body: int) -> None:
+    """Mass, centre of mass and inertia (about the CoM, body frame) as UsdPhysics MassAPI values."""
+    from pxr import Gf, UsdPhysics
+
+    inertia = np.array(builder.body_inertia[body], dtype=np.float64).reshape(3, 3)
+    inertia = 0.5 * (inertia + inertia.T)
+    eigvals, eigvecs = np.linalg.eigh(inertia)
+    if np.linalg.det(eigvecs) < 0:
+        eigvecs[:, 0] = -eigvecs[:, 0]
+    axes = Gf.Matrix3d(*eigvecs.T.flatten().tolist())  # rows = principal axes (USD row-vector convention)
+    mass_api = UsdPhysics.MassAPI.Apply(prim)
+    mass_api.CreateMassAttr().Set(float(builder.body_mass[body]))
+    mass_api.CreateCenterOfMassAttr().Set(Gf.Vec3f(*[float(c) for c in builder.body_com[body]]))
+    mass_api.CreateDiagonalInertiaAttr().Set(Gf.Vec3f(*eigvals.tolist()))
+    mass_api.CreatePrincipalAxesAttr().Set(Gf.Quatf(axes.ExtractRotation().GetQuat()))
+    if prim.HasAttribute("newton:inertia"):
+        prim.RemoveProperty("newton:inertia")

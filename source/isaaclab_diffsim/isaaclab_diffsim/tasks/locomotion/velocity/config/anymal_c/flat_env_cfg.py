@@ -1,0 +1,62 @@
+"""Isaac Lab's manager-based flat ANYmal C velocity task on the DiffSim backend and the local ANYmal C asset."""
+
+from __future__ import annotations
+
+from isaaclab.utils import configclass, replace
+
+from isaaclab_tasks.contrib.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatEnvCfg
+from isaaclab_tasks.core.velocity import mdp
+from isaaclab_tasks.core.velocity.velocity_env_cfg import DoneTerm
+
+from isaaclab_diffsim.assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG
+from isaaclab_diffsim.assets.ground_plane import ground_plane_usd_path
+from isaaclab_diffsim.physics import DiffSimSolverCfg
+from isaaclab_diffsim.physics.presets import DiffSimPhysicsCfg
+
+
+FOOT_COLLIDERS_EXPR = ".*_FOOT/sphere"
+"""Shapes (by label) that collide under the DiffSim presets."""
+
+
+@configclass
+class AnymalCFlatDiffSimEnvCfg(AnymalCFlatEnvCfg):
+    """Isaac Lab's flat ANYmal C MDP (observations, rewards, terminations, commands, events) unchanged, except:
+
+    - physics: :class:`DiffSimPhysicsCfg` presets (``physics=diffsim_smoothed`` default, ``diffsim_hard``,
+      ``diffsim_soft``, ``newton_mjwarp``);
+    - robot: :data:`ANYMAL_C_DIFFSIM_CFG` (example-robot-data URDF converted locally; DC-motor ANYdrives
+      instead of the actuator net, whose weights live on the asset server);
+    - a local ground-plane USD (friction 1.0 like the task's terrain material) instead of the grid plane, and no
+      sky light or MDL ground material (all three live on the asset server; nothing renders here);
+    - DiffSim presets collide only the foot spheres with the ground (the paper's one contact point per foot;
+      the URDF's cylinder colliders are not supported by the solver), so Isaac Lab's base-contact termination
+      cannot fire there: a ``base_too_low`` termination (0.3 m, as in the differentiable env) catches falls.
+      The ``newton_mjwarp`` preset keeps every collider of the asset.
+    """
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.sim.physics = DiffSimPhysicsCfg()
+        for preset in vars(self.sim.physics).values():  # includes ``default``, a copy of diffsim_smoothed
+            if isinstance(getattr(preset, "solver_cfg", None), DiffSimSolverCfg):
+                preset.solver_cfg.collider_shapes_expr = FOOT_COLLIDERS_EXPR
+        self.scene.num_envs = 64
+        self.scene.robot = replace(ANYMAL_C_DIFFSIM_CFG, prim_path="{ENV_REGEX_NS}/Robot")
+        self.scene.sky_light = None
+        # the converted USD nests each body under its parent link (URDF tree), so match bodies at any depth
+        self.scene.contact_forces.prim_path = "{ENV_REGEX_NS}/Robot/.*"
+        self.scene.terrain.terrain_type = "usd"
+        self.scene.terrain.usd_path = str(ground_plane_usd_path(static_friction=1.0, dynamic_friction=1.0))
+        self.scene.terrain.visual_material = None
+        self.terminations.base_too_low = DoneTerm(func=mdp.root_height_below_minimum, params={"minimum_height": 0.3})
+
+
+@configclass
+class AnymalCFlatDiffSimEnvCfg_PLAY(AnymalCFlatDiffSimEnvCfg):
+    """Evaluation variant: 16 envs, no observation noise, no pushes."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.scene.num_envs = 16
+        self.observations.policy.enable_corruption = False
+        self.events.push_robot = None
