@@ -36,3 +36,5 @@ fi
 
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$root/.cache/warp}"
 mkdir -p "$WARP_CACHE_PATH"
+# the ANYmal C USD and ground plane are generated here on first use (no downloads)
+export ISAACLAB_DIFFSIM_ASSET_DIR="${ISAACLAB_DIFFSIM_ASSET_DIR:-$root/.cache/assets}"

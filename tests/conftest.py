@@ -7,6 +7,7 @@ import pytest
 
 # Must happen before warp is imported anywhere, so kernels are cached inside the repo.
 os.environ.setdefault("WARP_CACHE_PATH", str(Path(__file__).resolve().parents[1] / ".cache" / "warp"))
+os.environ.setdefault("ISAACLAB_DIFFSIM_ASSET_DIR", str(Path(__file__).resolve().parents[1] / ".cache" / "assets"))
 
 import warp as wp  # noqa: E402
 

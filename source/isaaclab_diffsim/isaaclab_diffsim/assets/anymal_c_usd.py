@@ -81,15 +81,21 @@ def _cache_problem(target: Path, expected: dict) -> str | None:
         return f"unreadable manifest ({exc})"
     if stored.get("fingerprint") != expected:
         return "built from another URDF, converter or format version"
-    from pxr import Usd, UsdPhysics
+    from pxr import Tf, Usd, UsdPhysics
 
-    stage = Usd.Stage.Open(str(target / USD_NAME))
+    try:
+        stage = Usd.Stage.Open(str(target / USD_NAME))
+    except Tf.ErrorException as exc:
+        return f"USD stage does not open ({str(exc).strip().splitlines()[-1]})"
     if stage is None:
         return "USD stage does not open"
     bodies = sorted(p.GetName() for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI))
     if bodies != sorted(BODY_NAMES):
         return f"unexpected rigid bodies {bodies}"
-    mass = sum(stage.GetPrimAtPath(p).GetAttribute("physics:mass").Get() for p in stored["body_paths"])
+    masses = [stage.GetPrimAtPath(p).GetAttribute("physics:mass").Get() for p in stored.get("body_paths", [])]
+    if not masses or any(m is None for m in masses):
+        return "bodies listed in the manifest have no mass"
+    mass = sum(masses)
     if not abs(mass - stored["total_mass"]) < 1e-3:
         return f"total mass {mass} differs from the manifest's {stored['total_mass']}"
     return None

@@ -15,12 +15,15 @@ def ground_plane_usd_path(static_friction: float = 1.0, dynamic_friction: float 
     Written on first use into the asset cache (one file per friction pair); a file that does not open
     as a stage with that plane is rewritten.
     """
-    from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
+    from pxr import Tf, Usd, UsdGeom, UsdPhysics, UsdShade
 
     folder = Path(cache_dir) if cache_dir is not None else anymal_c_cache_dir()
     path = folder / "ground_plane" / f"ground_plane_v{GROUND_PLANE_VERSION}_mu{static_friction:g}_{dynamic_friction:g}.usda"
     if path.is_file():
-        stage = Usd.Stage.Open(str(path))
+        try:
+            stage = Usd.Stage.Open(str(path))
+        except Tf.ErrorException:
+            stage = None
         if stage is not None and stage.GetPrimAtPath("/GroundPlane/CollisionPlane").IsA(UsdGeom.Plane):
             return path
     path.parent.mkdir(parents=True, exist_ok=True)
