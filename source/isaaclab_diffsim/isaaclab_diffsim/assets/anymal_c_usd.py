@@ -4,7 +4,8 @@ On first use the URDF is converted with ``urdf-usd-converter`` and then made lea
 simulation: links joined by fixed joints are merged into their parent body (masses, centres of mass and
 inertias combined by Newton's ``collapse_fixed_joints``, so the rigid-body dynamics are unchanged),
 except the feet, which stay bodies so that Isaac Lab's ``.*FOOT`` contact sensors find them. The
-converter's fixed joint to the world is removed (floating base). The result is cached with a manifest;
+converter's fixed joint to the world is removed (floating base), and the bodies are made direct children of the
+asset root, like Isaac Lab's robot USDs (``/Robot/base``, ``/Robot/LF_FOOT``, ...). The result is cached with a manifest;
 a missing, stale or corrupt cache is rebuilt, and a failed rebuild raises. Nothing is downloaded.
 
 Result: 17 rigid bodies (base, 4 x HIP/THIGH/SHANK/FOOT), 12 revolute joints, 52.13 kg.
@@ -27,7 +28,7 @@ from .anymal_c import LEGS, anymal_c_urdf_path
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bump when the post-processing changes, so existing caches are rebuilt."""
 
 USD_NAME = "anymal_c.usda"
@@ -173,7 +174,7 @@ def _make_lean(raw: Path, out: Path) -> tuple[list[str], float]:
         is_world = not b0 or b0[0] not in body_of_path
         collapsed = prim.IsA(UsdPhysics.FixedJoint) and prim.GetName() not in _KEEP_FIXED
         if is_world or collapsed:
-            prim.SetActive(False)
+            out_stage.RemovePrim(prim.GetPath())
             continue
         for rel, side, targets in ((joint.GetBody0Rel(), 0, b0), (joint.GetBody1Rel(), 1, b1)):
             if targets and targets[0] in merged_into:
@@ -188,13 +189,52 @@ def _make_lean(raw: Path, out: Path) -> tuple[list[str], float]:
                      "newton:inertia"):  # fmt: skip
             if prim.HasAttribute(name):
                 prim.RemoveProperty(name)
-    body_paths, total = [], 0.0
+    total = 0.0
     for path, b in survivors.items():
         _write_inertial(out_stage.GetPrimAtPath(path), builder, b)
-        body_paths.append(path)
         total += float(builder.body_mass[b])
+    moved = _flatten_bodies(out_stage, list(survivors), str(root.GetPath()))
     out_stage.GetRootLayer().Export(str(out))
-    return body_paths, total
+    return sorted(moved.values()), total
+
+
+def _flatten_bodies(stage, body_paths: list[str], root_path: str) -> dict[str, str]:
+    """Make every rigid body a direct child of the asset root, as in Isaac Lab's robot USDs (so patterns like
+    ``{ENV_REGEX_NS}/Robot/base`` or ``Robot/[^/]*`` match), keeping world poses; relationship targets follow."""
+    from pxr import Sdf, UsdGeom
+
+    xf = UsdGeom.XformCache()
+    root_inv = xf.GetLocalToWorldTransform(stage.GetPrimAtPath(root_path)).GetInverse()
+    local = {p: xf.GetLocalToWorldTransform(stage.GetPrimAtPath(p)) * root_inv for p in body_paths}
+    moves = {p: f"{root_path}/{Sdf.Path(p).name}" for p in body_paths}
+    if len(set(moves.values())) != len(moves):
+        raise RuntimeError(f"body names are not unique: {sorted(moves.values())}")
+    layer = stage.GetRootLayer()
+    for old in sorted(body_paths, key=lambda p: -p.count("/")):  # deepest first: children leave before parents
+        if moves[old] != old:
+            edit = Sdf.BatchNamespaceEdit()
+            edit.Add(old, moves[old])
+            if not layer.Apply(edit):
+                raise RuntimeError(f"could not move {old} to {moves[old]}")
+    for old, new in moves.items():
+        UsdGeom.Xformable(stage.GetPrimAtPath(new)).MakeMatrixXform().Set(local[old])
+
+    by_depth = sorted(moves, key=lambda p: -p.count("/"))
+
+    def remap(target: Sdf.Path) -> Sdf.Path:
+        text = str(target)
+        for old in by_depth:  # the deepest moved body that contains the target
+            if text == old or text.startswith(old + "/"):
+                return Sdf.Path(moves[old] + text[len(old):])
+        return target
+
+    for prim in stage.TraverseAll():
+        for rel in prim.GetRelationships():
+            targets = rel.GetTargets()
+            new_targets = [remap(t) for t in targets]
+            if new_targets != list(targets):
+                rel.SetTargets(new_targets)
+    return moves
 
 
 def _reanchor(joint, side: int, body_world, anc_world) -> None:

@@ -43,8 +43,6 @@ class AnymalCFlatDiffSimEnvCfg(AnymalCFlatEnvCfg):
         self.scene.num_envs = 64
         self.scene.robot = replace(ANYMAL_C_DIFFSIM_CFG, prim_path="{ENV_REGEX_NS}/Robot")
         self.scene.sky_light = None
-        # the converted USD nests each body under its parent link (URDF tree), so match bodies at any depth
-        self.scene.contact_forces.prim_path = "{ENV_REGEX_NS}/Robot/.*"
         self.scene.terrain.terrain_type = "usd"
         self.scene.terrain.usd_path = str(ground_plane_usd_path(static_friction=1.0, dynamic_friction=1.0))
         self.scene.terrain.visual_material = None
