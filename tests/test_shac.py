@@ -284,3 +284,34 @@ def test_keyboard_interrupt_saves_and_returns(tmp_path):
     runner2.load(runner.last_checkpoint)
     assert runner2.current_learning_iteration == 2
     assert_bitwise_equal(full_state(runner), full_state(runner2))
+
+
+@pytest.mark.parametrize("value_gradient", [True, False])
+def test_value_gradient_switch(value_gradient):
+    """With ``value_gradient=False`` the actor's gradient comes from the horizon's rewards only: replacing the
+    target critic leaves it unchanged (it changes with the default, SHAC's backprop through the value)."""
+    env, runner = make_runner(seed=3)
+    runner.cfg.algorithm.value_gradient = value_gradient
+    runner.alg.cfg.value_gradient = value_gradient
+    env.reset()
+    start = env.get_state()
+
+    def actor_grad():
+        env.set_state(start)
+        torch.manual_seed(11)
+        runner.alg.policy.zero_grad(set_to_none=True)
+        runner._rollout(update_normalizer=False, bookkeeping=False)
+        runner.alg.actor_loss.backward()
+        runner.alg.abort_horizon()
+        return torch.cat([p.grad.reshape(-1) for p in runner.alg.policy.actor_parameters() if p.grad is not None])
+
+    g1 = actor_grad()
+    with torch.no_grad():
+        for p in runner.alg.target_critic.parameters():
+            p.add_(0.5 * torch.randn_like(p))
+    g2 = actor_grad()
+    assert torch.isfinite(g1).all() and g1.abs().sum() > 0
+    if value_gradient:
+        assert not torch.allclose(g1, g2)
+    else:
+        torch.testing.assert_close(g1, g2)

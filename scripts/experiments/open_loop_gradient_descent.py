@@ -19,6 +19,24 @@ from isaaclab_diffsim.envs import DiffVelocityEnv
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
 
 
+def _load_critic(path: str, num_obs: int):
+    """The critic (with the observation normaliser) of a SHAC checkpoint, as a function of raw observations."""
+    from isaaclab_diffsim.rl.shac import RunningObsNormalizer, ShacActorCritic, ShacActorCriticCfg
+
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    policy_cfg = ShacActorCriticCfg()
+    for key, value in state["cfg"]["policy"].items():
+        if hasattr(policy_cfg, key):
+            setattr(policy_cfg, key, value)
+    policy = ShacActorCritic(num_obs, 12, policy_cfg)
+    policy.load_state_dict(state["model_state_dict"])
+    policy.requires_grad_(False)
+    normalizer = RunningObsNormalizer(num_obs)
+    if state.get("obs_normalizer_state_dict") is not None:
+        normalizer.load_state_dict(state["obs_normalizer_state_dict"])
+    return lambda obs: policy.evaluate(normalizer.normalize(obs))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--contact_models", default="smoothed,hard")
@@ -29,6 +47,10 @@ def main():
     parser.add_argument("--command", type=float, default=1.0, help="forward velocity command [m/s]")
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--settle_steps", type=int, default=50)
+    parser.add_argument("--checkpoint", default=None,
+                        help="SHAC checkpoint: add its critic's discounted value of the final state to the objective "
+                             "(SHAC's actor objective with an open-loop actor)")
+    parser.add_argument("--gamma", type=float, default=0.99)
     args = parser.parse_args()
     torch.set_num_threads(1)
 
@@ -50,6 +72,7 @@ def main():
                 env.step(torch.zeros(args.num_envs, 12))
         env.commands[:] = torch.tensor([args.command, 0.0, 0.0])
         start = env.get_state()
+        critic = _load_critic(args.checkpoint, env.num_obs) if args.checkpoint else None
         actions = torch.zeros(args.horizon, args.num_envs, 12, requires_grad=True)
         opt = torch.optim.Adam([actions], lr=args.lr)
         history = []
@@ -62,6 +85,8 @@ def main():
                 total = total + rew.sum()
                 vx += float(env._base_frame(env.q, env.qd)[0][:, 0].mean())
                 falls += int(term.sum())
+            if critic is not None:
+                total = total + args.gamma**args.horizon * critic(env.obs).sum()
             opt.zero_grad()
             (-total / args.num_envs).backward()
             gnorm = float(actions.grad.norm())

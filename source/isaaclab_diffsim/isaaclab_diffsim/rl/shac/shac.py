@@ -317,6 +317,8 @@ class SHAC:
 
         # Target-critic value of the next state: 0 after a failure, V'(terminal_obs) after a time-out.
         next_v = self.target_critic(obs_n).squeeze(-1)
+        if not self.cfg.value_gradient:
+            next_v = next_v.detach()
         next_v = torch.where(terminated, torch.zeros_like(next_v), next_v)
         time_out = truncated & ~terminated
         if bool(time_out.any()):
@@ -329,6 +331,8 @@ class SHAC:
                 next_v = next_v.index_put((idx,), torch.zeros(idx.numel(), device=next_v.device))
             else:
                 v_to = self.target_critic(self.normalize(term_obs.to(self.device)[idx])).squeeze(-1)
+                if not self.cfg.value_gradient:
+                    v_to = v_to.detach()
                 next_v = next_v.index_put((idx,), v_to)
 
         rewards = rewards.to(self.device).reshape(self.num_envs)

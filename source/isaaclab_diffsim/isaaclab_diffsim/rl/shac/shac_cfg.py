@@ -114,6 +114,11 @@ class ShacAlgorithmCfg:
     target_critic_alpha: float = 0.2
     """Soft update of the target critic: ``target = alpha * target + (1 - alpha) * critic``. SHAC: 0.2."""
 
+    value_gradient: bool = True
+    """Backpropagate the actor loss through the critic's value of the horizon's last state (SHAC: True).
+    False keeps the value as a constant bootstrap, so the actor's gradient comes only from the rewards inside
+    the horizon (a critic fitted mostly on standing data can point its state gradient away from the command)."""
+
 
 @configclass
 class ShacRunnerCfg:
