@@ -8,41 +8,26 @@ import gymnasium as gym
 
 from . import agents  # noqa: F401
 
-_kwargs = {
+_DIRECT_AGENTS = {
     "shac_cfg_entry_point": f"{__name__}.agents.shac_cfg:AnymalCFlatShacRunnerCfg",
     "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:AnymalCFlatDiffPPORunnerCfg",
 }
+_MANAGER_AGENTS = {
+    "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_manager_cfg:AnymalCFlatDiffSimPPORunnerCfg",
+}
 
-gym.register(
-    id="DiffSim-Velocity-Flat-AnymalC-Direct",
-    entry_point="isaaclab_diffsim.envs:DiffVelocityEnv",
-    disable_env_checker=True,
-    kwargs={"env_cfg_entry_point": f"{__name__}.flat_diff_env_cfg:AnymalCFlatDiffEnvCfg", **_kwargs},
-)
+# task id -> (env class, env cfg, agent cfgs)
+_TASKS = {
+    "DiffSim-Velocity-Flat-AnymalC-Direct": ("isaaclab_diffsim.envs:DiffVelocityEnv", "flat_diff_env_cfg:AnymalCFlatDiffEnvCfg", _DIRECT_AGENTS),
+    "DiffSim-Velocity-Flat-AnymalC-Direct-Play": ("isaaclab_diffsim.envs:DiffVelocityEnv", "flat_diff_env_cfg:AnymalCFlatDiffEnvCfg_PLAY", _DIRECT_AGENTS),
+    "DiffSim-Velocity-Flat-AnymalC": ("isaaclab.envs:ManagerBasedRLEnv", "flat_env_cfg:AnymalCFlatDiffSimEnvCfg", _MANAGER_AGENTS),
+    "DiffSim-Velocity-Flat-AnymalC-Play": ("isaaclab.envs:ManagerBasedRLEnv", "flat_env_cfg:AnymalCFlatDiffSimEnvCfg_PLAY", _MANAGER_AGENTS),
+}  # fmt: skip
 
-gym.register(
-    id="DiffSim-Velocity-Flat-AnymalC-Direct-Play",
-    entry_point="isaaclab_diffsim.envs:DiffVelocityEnv",
-    disable_env_checker=True,
-    kwargs={"env_cfg_entry_point": f"{__name__}.flat_diff_env_cfg:AnymalCFlatDiffEnvCfg_PLAY", **_kwargs},
-)
-
-gym.register(
-    id="DiffSim-Velocity-Flat-AnymalC",
-    entry_point="isaaclab.envs:ManagerBasedRLEnv",
-    disable_env_checker=True,
-    kwargs={
-        "env_cfg_entry_point": f"{__name__}.flat_env_cfg:AnymalCFlatDiffSimEnvCfg",
-        "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_manager_cfg:AnymalCFlatDiffSimPPORunnerCfg",
-    },
-)
-
-gym.register(
-    id="DiffSim-Velocity-Flat-AnymalC-Play",
-    entry_point="isaaclab.envs:ManagerBasedRLEnv",
-    disable_env_checker=True,
-    kwargs={
-        "env_cfg_entry_point": f"{__name__}.flat_env_cfg:AnymalCFlatDiffSimEnvCfg_PLAY",
-        "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_manager_cfg:AnymalCFlatDiffSimPPORunnerCfg",
-    },
-)
+for _task, (_entry, _env_cfg, _agents) in _TASKS.items():
+    gym.register(
+        id=_task,
+        entry_point=_entry,
+        disable_env_checker=True,
+        kwargs={"env_cfg_entry_point": f"{__name__}.{_env_cfg}", **_agents},
+    )
