@@ -191,6 +191,47 @@ def test_friction_event_changes_sliding():
     assert speed[0.05] > speed[0.8] + 0.05, speed
 
 
+def test_com_and_push_events_reach_solver():
+    """Isaac Lab's ``randomize_rigid_body_com`` (the task's ``base_com`` term, here with a fixed +10 cm in x) writes
+    the base's centre of mass into the model the solver reads, and the standing motion changes (the base settles
+    lower); ``push_by_setting_velocity`` (called as its interval mode would) sets a base velocity that the solver
+    then integrates."""
+    from isaaclab.envs.mdp.events import randomize_rigid_body_com
+    from isaaclab.managers import EventTermCfg, SceneEntityCfg
+    from isaaclab_newton.physics import NewtonManager
+    from isaaclab_tasks.core.velocity.mdp import push_by_setting_velocity
+
+    base_pos = {}
+    for dx in (0.0, 0.1):
+        env = _make_env("diffsim_smoothed", num_envs=2)
+        try:
+            _rollout(env, 1)
+            model = NewtonManager.backend.model
+            base = env.scene["robot"].body_names.index("base")
+            com_before = model.body_com.numpy().reshape(env.num_envs, -1, 3)[:, base].copy()
+            term_cfg = EventTermCfg(
+                func=randomize_rigid_body_com, mode="startup",
+                params={"asset_cfg": SceneEntityCfg("robot", body_names="base"),
+                        "com_range": {"x": (dx, dx), "y": (0.0, 0.0), "z": (0.0, 0.0)}},
+            )  # fmt: skip
+            term_cfg.params["asset_cfg"].resolve(env.scene)
+            randomize_rigid_body_com(term_cfg, env)(env, None, **term_cfg.params)
+            com_after = model.body_com.numpy().reshape(env.num_envs, -1, 3)[:, base]
+            np.testing.assert_allclose(com_after - com_before, [[dx, 0.0, 0.0]] * env.num_envs, atol=1e-6)
+            for _ in range(50):
+                env.step(torch.zeros(env.num_envs, env.action_manager.total_action_dim))
+            robot = env.scene["robot"]
+            base_pos[dx] = robot.data.root_pos_w.torch.clone()
+            vx_before = robot.data.root_lin_vel_w.torch[:, 0].clone()
+            push_by_setting_velocity(env, torch.arange(env.num_envs), {"x": (1.0, 1.0)}, SceneEntityCfg("robot"))
+            env.step(torch.zeros(env.num_envs, env.action_manager.total_action_dim))
+            vx_after = robot.data.root_lin_vel_w.torch[:, 0]
+            assert (vx_after - vx_before > 0.5).all(), (vx_before, vx_after)
+        finally:
+            env.close()
+    assert (base_pos[0.1] - base_pos[0.0]).norm(dim=1).min() > 0.005, base_pos
+
+
 def test_rsl_rl_ppo_trains_and_exports_onnx(tmp_path):
     """Isaac Lab's path: gym.make, RslRlVecEnvWrapper, rsl_rl OnPolicyRunner for 1 iteration on CPU, then the
     runner's ONNX/TorchScript export (what ``isaaclab play`` does); onnxruntime matches the torch policy."""

@@ -51,3 +51,42 @@ def test_anymal_drop_lands(contact_model):
     assert speeds.max() < 5.0, f"max body speed {speeds.max():.2f} m/s"
     free_fall_speed = np.sqrt(2 * 9.81 * (0.8 - 0.6 + 0.05))
     assert speeds.max() < 2.5 * free_fall_speed
+
+
+@pytest.mark.parametrize("contact_model", ["hard", "smoothed"])
+def test_statics_with_shifted_base_com(contact_model):
+    """Resting on four feet (kp 150, 4 s), with the base's centre of mass moved 10 cm forward: the normal forces
+    sum to the weight, the contact forces have no pitch moment about the whole robot's centre of mass (static
+    equilibrium), and the front feet carry more than with the nominal CoM."""
+    import newton
+    import warp as wp
+
+    front = {}
+    for dx in (0.0, 0.1):
+        model, info = build_anymal_c_model(num_worlds=1, device="cpu", kp=150.0, kd=5.0)
+        com = model.body_com.numpy()
+        com[int(info["base_body"][0]), 0] += dx
+        model.body_com.assign(com)
+        solver = SolverMoreauGS(model, contact_model=contact_model)
+        s0, s1 = model.state(), model.state()
+        for _ in range(800):
+            solver.step(s0, s1, None, None, DT)
+            s0, s1 = s1, s0
+        contacts = newton.Contacts(rigid_contact_max=solver.layout.candidate_count, soft_contact_max=0, device="cpu")
+        solver.update_contacts(contacts, s0)
+        n = int(contacts.rigid_contact_count.numpy()[0])
+        force = contacts.rigid_contact_force.numpy()[:n]
+        body_q, shape_body = s0.body_q.numpy(), model.shape_body.numpy()
+        points = np.array([
+            wp.transform_point(wp.transform(*body_q[shape_body[s]]), wp.vec3(*p))
+            for s, p in zip(contacts.rigid_contact_shape0.numpy()[:n], contacts.rigid_contact_point0.numpy()[:n])
+        ])  # fmt: skip
+        mass = model.body_mass.numpy()
+        com_w = np.array([wp.transform_point(wp.transform(*body_q[b]), wp.vec3(*com[b])) for b in range(len(mass))])
+        c = (mass[:, None] * com_w).sum(0) / mass.sum()
+        weight = mass.sum() * 9.81
+        np.testing.assert_allclose(force[:, 2].sum(), weight, rtol=1e-3)
+        pitch_moment = ((points[:, 0] - c[0]) * force[:, 2] - (points[:, 2] - c[2]) * force[:, 0]).sum()
+        assert abs(pitch_moment) < 1e-3 * weight * 0.3, pitch_moment  # vs weight x lever ~ 150 N m
+        front[dx] = force[points[:, 0] > c[0], 2].sum() / force[:, 2].sum()
+    assert front[0.1] > front[0.0] + 0.03, front
