@@ -5,6 +5,7 @@ solver simulates, and an rsl_rl PPO policy trained on the task exports to ONNX t
 
 import importlib.metadata
 import json
+import math
 
 import gymnasium as gym
 import numpy as np
@@ -230,6 +231,35 @@ def test_com_and_push_events_reach_solver():
         finally:
             env.close()
     assert (base_pos[0.1] - base_pos[0.0]).norm(dim=1).min() > 0.005, base_pos
+
+
+def test_base_contact_termination_with_base_collider():
+    """Isaac Lab's ``base_contact`` (illegal contact) termination reads the ContactSensor: with the base box added
+    to the DiffSim colliders (``env.sim.physics.solver_cfg.collider_shapes_expr``), a robot dropped upside down
+    ends its episode by base contact; with the default foot-only colliders the base cannot touch the ground."""
+    fired = {}
+    for expr in (".*_FOOT/sphere|.*/base/box", None):
+        cfg = AnymalCFlatDiffSimEnvCfg()
+        cfg.scene.num_envs, cfg.sim.device, cfg.seed = 2, "cpu", 0
+        cfg = resolve_presets(cfg, ("diffsim_hard",))
+        if expr is not None:
+            cfg.sim.physics.solver_cfg.collider_shapes_expr = expr
+        cfg.events.push_robot = None
+        cfg.events.reset_base.params["pose_range"] = {"roll": (math.pi, math.pi)}
+        cfg.events.reset_base.params["velocity_range"] = {}
+        cfg.terminations.base_too_low = None
+        env = ManagerBasedRLEnv(cfg)
+        try:
+            env.reset()
+            fired[expr] = False
+            for _ in range(40):
+                env.step(torch.zeros(env.num_envs, env.action_manager.total_action_dim))
+                if env.termination_manager.get_term("base_contact").any():
+                    fired[expr] = True
+                    break
+        finally:
+            env.close()
+    assert fired == {".*_FOOT/sphere|.*/base/box": True, None: False}, fired
 
 
 def test_rsl_rl_ppo_trains_and_exports_onnx(tmp_path):
