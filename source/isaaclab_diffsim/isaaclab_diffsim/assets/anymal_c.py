@@ -60,23 +60,28 @@ def _last_index(labels, name: str) -> int:
     raise KeyError(name)
 
 
-def _urdf_velocity_limits(path: Path) -> dict[str, float]:
-    """Joint velocity limits from the URDF (Newton's importer leaves them unset)."""
+def _urdf_limits(path: Path, key: str) -> dict[str, float]:
+    """Joint ``velocity`` or ``effort`` limits from the URDF (Newton's URDF importer leaves velocity unset, its USD
+    importer both)."""
     out = {}
     for joint in ET.parse(path).getroot().iter("joint"):
         lim = joint.find("limit")
-        if lim is not None and lim.get("velocity") is not None:
-            out[joint.get("name")] = float(lim.get("velocity"))
+        if lim is not None and lim.get(key) is not None:
+            out[joint.get("name")] = float(lim.get(key))
     return out
 
 
-def add_anymal_c(builder: newton.ModelBuilder, xform=None, *, kp=40.0, kd=5.0, foot_radius=None) -> dict:
+def add_anymal_c(
+    builder: newton.ModelBuilder, xform=None, *, kp=40.0, kd=5.0, foot_radius=None, source: str = "urdf"
+) -> dict:
     """Add one floating-base ANYmal C to ``builder`` at ``xform`` (default: ANYMAL_C_BASE_HEIGHT up).
 
     Fixed joints are collapsed (13 bodies, 18 dofs, 19 coordinates); note Newton's collapse acts on
     the whole builder. Sets the default pose as joint_q and joint_target_q, PD gains kp/kd, URDF
     velocity limits, and makes every shape but the four foot spheres (mu 1) non-colliding.
     ``foot_radius`` overrides the URDF's 0.03 m sphere radius (same centre).
+    ``source="usd"`` imports the cached USD that Isaac Lab scenes spawn (``anymal_c_usd.anymal_c_usd_path``,
+    converted from the same URDF) instead of the URDF; the result has the same bodies, joints and masses.
     Returns indices (absolute in ``builder``), feet ordered LF, RF, LH, RH.
     """
     path = anymal_c_urdf_path()
@@ -85,17 +90,22 @@ def add_anymal_c(builder: newton.ModelBuilder, xform=None, *, kp=40.0, kd=5.0, f
     shape_start = builder.shape_count
     old_density = builder.default_shape_cfg.density
     builder.default_shape_cfg.density = 0.0
+    if source not in ("urdf", "usd"):
+        raise ValueError(f"add_anymal_c: source must be 'urdf' or 'usd', got {source!r}")
     try:
         with warnings.catch_warnings():
             # Visual meshes use package:// URIs that Newton cannot resolve here; visuals are skipped.
             warnings.filterwarnings("ignore", message=r".*could not resolve (URI|package)")
-            builder.add_urdf(
-                str(path),
-                xform=xform,
-                floating=True,
-                collapse_fixed_joints=True,
-                force_show_colliders=True,
-            )
+            if source == "urdf":
+                builder.add_urdf(
+                    str(path),
+                    xform=xform,
+                    floating=True,
+                    collapse_fixed_joints=True,
+                    force_show_colliders=True,
+                )
+            else:
+                _add_anymal_c_usd(builder, xform, old_density)
     finally:
         builder.default_shape_cfg.density = old_density
 
@@ -104,8 +114,8 @@ def add_anymal_c(builder: newton.ModelBuilder, xform=None, *, kp=40.0, kd=5.0, f
     root_joint = next(j for j in range(builder.joint_count - 1, -1, -1) if builder.joint_child[j] == base)
     q0, qd0 = builder.joint_q_start[root_joint], builder.joint_qd_start[root_joint]
 
-    # Leg joints in Newton's dof order; set pose, target, gains and velocity limits.
-    vel_limits = _urdf_velocity_limits(path)
+    # Leg joints in Newton's dof order; set pose, target, gains, drive mode, velocity and effort limits.
+    vel_limits, effort_limits = _urdf_limits(path, "velocity"), _urdf_limits(path, "effort")
     leg_joints = sorted(
         (j for j in range(root_joint + 1, builder.joint_count) if builder.joint_type[j] == newton.JointType.REVOLUTE),
         key=lambda j: builder.joint_qd_start[j],
@@ -117,6 +127,8 @@ def add_anymal_c(builder: newton.ModelBuilder, xform=None, *, kp=40.0, kd=5.0, f
         builder.joint_target_ke[di] = kp
         builder.joint_target_kd[di] = kd
         builder.joint_velocity_limit[di] = vel_limits.get(name, builder.joint_velocity_limit[di])
+        builder.joint_effort_limit[di] = effort_limits.get(name, builder.joint_effort_limit[di])
+        builder.joint_target_mode[di] = int(newton.JointTargetMode.POSITION)  # a USD without drives imports NONE
 
     # Collision: only the foot spheres.
     collide = int(newton.ShapeFlags.COLLIDE_SHAPES | newton.ShapeFlags.COLLIDE_PARTICLES)
@@ -148,8 +160,31 @@ def add_anymal_c(builder: newton.ModelBuilder, xform=None, *, kp=40.0, kd=5.0, f
     }
 
 
+def _add_anymal_c_usd(builder: newton.ModelBuilder, xform, density: float) -> None:
+    """Import the cached ANYmal C USD with fixed joints collapsed (feet merged into the shanks, as from the URDF).
+
+    Every body there carries an authored mass, so the shape density (Newton's USD importer needs it positive) only
+    matters for bodies without one: there are none.
+    """
+    from pxr import Usd
+
+    from .anymal_c_usd import anymal_c_usd_path
+
+    builder.default_shape_cfg.density = density
+    with warnings.catch_warnings():
+        # the URDF's hatch link has a non-PSD inertia; Newton's USD importer drops it (base I_xx 1 % higher)
+        warnings.filterwarnings("ignore", message=r".*(diagonalInertia|not positive semidefinite).*")
+        builder.add_usd(
+            Usd.Stage.Open(str(anymal_c_usd_path())),
+            xform=xform,
+            collapse_fixed_joints=True,
+            load_visual_shapes=False,
+        )
+
+
 def build_anymal_c_model(
-    num_worlds=1, device="cpu", *, kp=40.0, kd=5.0, base_height=0.6, requires_grad=False, ground_mu=1.0
+    num_worlds=1, device="cpu", *, kp=40.0, kd=5.0, base_height=0.6, requires_grad=False, ground_mu=1.0,
+    source: str = "urdf",
 ) -> tuple[newton.Model, dict]:
     """Finalize ``num_worlds`` ANYmal C worlds plus one shared ground plane; body_q set by FK.
 
@@ -158,7 +193,7 @@ def build_anymal_c_model(
     ``q_start``/``qd_start`` of shape (num_worlds,), ``foot_bodies``/``foot_shapes`` (num_worlds, 4).
     """
     robot = newton.ModelBuilder()
-    local = add_anymal_c(robot, wp.transform((0.0, 0.0, base_height), wp.quat_identity()), kp=kp, kd=kd)
+    local = add_anymal_c(robot, wp.transform((0.0, 0.0, base_height), wp.quat_identity()), kp=kp, kd=kd, source=source)
     builder = newton.ModelBuilder()
     builder.replicate(robot, num_worlds)
     ground_cfg = builder.default_shape_cfg.copy()

@@ -57,7 +57,7 @@ class DiffVelocityEnv(gym.Env):
 
         model, info = build_anymal_c_model(
             num_worlds=cfg.num_envs, device=str(self.device), kp=cfg.kp, kd=cfg.kd,
-            base_height=cfg.init_base_height, requires_grad=True,
+            base_height=cfg.init_base_height, requires_grad=True, source=cfg.asset_source,
         )
         self.model, self.info = model, info
         self.sim = DiffSimulator(model, substeps=cfg.decimation, dt=cfg.sim_dt, **self._solver_kwargs())

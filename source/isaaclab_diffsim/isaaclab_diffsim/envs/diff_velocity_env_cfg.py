@@ -58,6 +58,10 @@ class DiffVelocityEnvCfg:
 
     num_envs: int = 64
     device: str = "cpu"
+    asset_source: str = "urdf"
+    """ANYmal C from the example-robot-data URDF (``"urdf"``) or from the cached USD that Isaac Lab scenes spawn
+    (``"usd"``, ``ANYMAL_C_DIFFSIM_CFG``'s file; same bodies, masses and kinematics, legs in Isaac Lab's joint order
+    LF, LH, RF, RH instead of the URDF's LF, RF, LH, RH)."""
     seed: int = 42
     episode_length_s: float = 20.0
     decimation: int = 4
@@ -82,6 +86,8 @@ class DiffVelocityEnvCfg:
 
     def validate_values(self) -> None:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
+        if self.asset_source not in ("urdf", "usd"):
+            raise ValueError(f"asset_source must be urdf or usd, got {self.asset_source!r}")
         if self.contact_model not in ("smoothed", "hard", "soft"):
             raise ValueError(f"contact_model must be smoothed, hard or soft, got {self.contact_model!r}")
         positive = {
