@@ -3,6 +3,7 @@
 import copy
 import glob
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -261,20 +262,25 @@ def test_export_onnx_and_jit_match_torch(tmp_path):
     assert glob.glob(str(tmp_path / "exported" / "*"))
 
 
-def test_keyboard_interrupt_saves_and_returns(tmp_path):
+@pytest.mark.parametrize("how", ["ctrl_c", "sigterm"])
+def test_keyboard_interrupt_saves_and_returns(tmp_path, how):
     env, runner = make_runner(log_dir=str(tmp_path), save_interval=100)
     runner.learn(2)
     step, calls = env.step, {"n": 0}
+    previous = signal.getsignal(signal.SIGTERM)
 
     def interrupting_step(actions):
         calls["n"] += 1
         if calls["n"] == 5:
-            raise KeyboardInterrupt
+            if how == "ctrl_c":
+                raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGTERM)  # a scheduler's stop; the runner turns it into an interrupt
         return step(actions)
 
     env.step = interrupting_step
     runner.learn(5)
     runner.close()
+    assert signal.getsignal(signal.SIGTERM) is previous  # the runner's handler is gone after learn()
     assert runner.interrupted and runner.current_learning_iteration == 2
     assert runner.last_checkpoint == str(tmp_path / "model_2.pt") and os.path.isfile(runner.last_checkpoint)
     # The checkpoint loads into a runner built from the stored cfg dict.

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 import random
+import signal
+import threading
 import time
 from collections import deque
 from typing import Any
@@ -91,7 +93,8 @@ class ShacRunner:
 
         Saves ``model_<it>.pt`` every ``save_interval`` iterations (skipped while updates are being skipped for
         non-finite values) and at the end (when ``log_dir`` is set).
-        On Ctrl-C (KeyboardInterrupt) saves a checkpoint, sets ``self.interrupted`` and returns. A
+        On Ctrl-C (KeyboardInterrupt) or SIGTERM (what cluster schedulers send; background jobs ignore SIGINT)
+        saves a checkpoint, sets ``self.interrupted`` and returns. A
         ``FloatingPointError`` raised by ``env.step`` (non-finite state) aborts the horizon and counts as a
         skipped iteration. Raises RuntimeError after ``max_consecutive_nonfinite`` consecutive iterations with
         a skipped update.
@@ -104,6 +107,9 @@ class ShacRunner:
         self.alg.train_mode()
         start_it = self.current_learning_iteration
         end_it = start_it + int(self.cfg.max_iterations if num_iterations is None else num_iterations)
+        previous_sigterm = None
+        if threading.current_thread() is threading.main_thread():
+            previous_sigterm = signal.signal(signal.SIGTERM, _interrupt_on_signal)
         try:
             for it in range(start_it, end_it):
                 t0 = time.perf_counter()
@@ -150,6 +156,8 @@ class ShacRunner:
             else:
                 print("[SHAC] interrupted (no log_dir, nothing saved)")
         finally:
+            if previous_sigterm is not None:
+                signal.signal(signal.SIGTERM, previous_sigterm)
             if self.writer is not None:
                 self.writer.flush()
 
@@ -355,6 +363,10 @@ class ShacRunner:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+
+
+def _interrupt_on_signal(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 class _ExportablePolicy(torch.nn.Module):
