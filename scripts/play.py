@@ -39,7 +39,7 @@ def load_policy(algo, env, agent_cfg, checkpoint, device):
 
     agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
     runner = OnPolicyRunner(DiffEnvRslRlWrapper(env), to_dict(agent_cfg), log_dir=None, device=device)
-    runner.load(checkpoint, load_optimizer=False)
+    runner.load(checkpoint, map_location=device)
     policy = runner.get_inference_policy(device=device)
     return lambda obs: policy({"policy": obs})
 

@@ -105,6 +105,21 @@ def test_ppo_smoke(env, tmp_path):
         actions = policy(wrapped.get_observations())
     assert actions.shape == (NUM_ENVS, 12) and torch.isfinite(actions).all()
 
+    # scripts/play.py evaluates the PPO checkpoint (rsl_rl's loader) and prints its summary line
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, str(root / "scripts" / "play.py"), "--algo", "ppo", "--checkpoint", str(last),
+         "--episodes", "1", "--num_envs", "1", "env.episode_length_s=1.0"],
+        capture_output=True, text=True, env=os.environ.copy(), timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "[play] ppo" in proc.stdout and "fall rate" in proc.stdout, proc.stdout[-2000:]
+
     # the env stays usable for differentiable rollouts (SHAC) after rsl_rl's inference-mode rollouts
     env.detach()
     a = torch.zeros(NUM_ENVS, 12, requires_grad=True)
