@@ -39,11 +39,12 @@ def _foot_sphere_positions(builder: newton.ModelBuilder) -> np.ndarray:
     body_q = state.body_q.numpy()
     out = {}
     shape_body, shape_type = model.shape_body.numpy(), model.shape_type.numpy()
+    shape_transform = model.shape_transform.numpy()
     for s in range(model.shape_count):
         if shape_type[s] != int(newton.GeoType.SPHERE) or shape_body[s] < 0:
             continue
         body_tf = wp.transform(*body_q[shape_body[s]])
-        shape_tf = wp.transform(*model.shape_transform.numpy()[s])
+        shape_tf = wp.transform(*shape_transform[s])
         leg = model.body_label[shape_body[s]].rsplit("/", 1)[-1][:2]  # LF_FOOT (USD) or LF_SHANK (URDF, merged)
         assert leg not in out
         out[leg] = np.array(wp.transform_multiply(body_tf, shape_tf).p)

@@ -88,15 +88,15 @@ def add_anymal_c(
     if xform is None:
         xform = wp.transform((0.0, 0.0, ANYMAL_C_BASE_HEIGHT), wp.quat_identity())
     shape_start = builder.shape_count
-    old_density = builder.default_shape_cfg.density
-    builder.default_shape_cfg.density = 0.0
     if source not in ("urdf", "usd"):
         raise ValueError(f"add_anymal_c: source must be 'urdf' or 'usd', got {source!r}")
-    try:
-        with warnings.catch_warnings():
-            # Visual meshes use package:// URIs that Newton cannot resolve here; visuals are skipped.
-            warnings.filterwarnings("ignore", message=r".*could not resolve (URI|package)")
-            if source == "urdf":
+    if source == "urdf":
+        old_density = builder.default_shape_cfg.density
+        builder.default_shape_cfg.density = 0.0  # the URDF's base link has colliders but no inertial
+        try:
+            with warnings.catch_warnings():
+                # Visual meshes use package:// URIs that Newton cannot resolve here; visuals are skipped.
+                warnings.filterwarnings("ignore", message=r".*could not resolve (URI|package)")
                 builder.add_urdf(
                     str(path),
                     xform=xform,
@@ -104,10 +104,10 @@ def add_anymal_c(
                     collapse_fixed_joints=True,
                     force_show_colliders=True,
                 )
-            else:
-                _add_anymal_c_usd(builder, xform, old_density)
-    finally:
-        builder.default_shape_cfg.density = old_density
+        finally:
+            builder.default_shape_cfg.density = old_density
+    else:
+        _add_anymal_c_usd(builder, xform)
 
     base = _last_index(builder.body_label, "base")
     feet = [_last_index(builder.body_label, f"{leg}_SHANK") for leg in LEGS]  # *_FOOT is merged here
@@ -160,17 +160,16 @@ def add_anymal_c(
     }
 
 
-def _add_anymal_c_usd(builder: newton.ModelBuilder, xform, density: float) -> None:
+def _add_anymal_c_usd(builder: newton.ModelBuilder, xform) -> None:
     """Import the cached ANYmal C USD with fixed joints collapsed (feet merged into the shanks, as from the URDF).
 
-    Every body there carries an authored mass, so the shape density (Newton's USD importer needs it positive) only
-    matters for bodies without one: there are none.
+    Every body there carries an authored mass, so the builder's shape density (Newton's USD importer needs it
+    positive) only matters for bodies without one: there are none.
     """
     from pxr import Usd
 
     from .anymal_c_usd import anymal_c_usd_path
 
-    builder.default_shape_cfg.density = density
     with warnings.catch_warnings():
         # the URDF's hatch link has a non-PSD inertia; Newton's USD importer drops it (base I_xx 1 % higher)
         warnings.filterwarnings("ignore", message=r".*(diagonalInertia|not positive semidefinite).*")
