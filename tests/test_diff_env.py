@@ -46,9 +46,16 @@ def test_gym_make_builds_and_steps():
         DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=2), contact_model="sticky")
 
 
-def test_reward_gradient_matches_finite_difference():
-    """d(sum of rewards)/d(actions) through one policy step (4 substeps, smoothed contact, kappa 300)."""
+@pytest.mark.parametrize("gait_period", [0.0, 0.4])
+def test_reward_gradient_matches_finite_difference(gait_period):
+    """d(sum of rewards)/d(actions) through one policy step (4 substeps, smoothed contact, kappa 300); with the gait
+    clock on, the foot-height term adds a gradient through the feet's body poses."""
     env = make_env()
+    if gait_period:
+        env.close()
+        cfg = env.cfg
+        cfg.gait.period_s = gait_period
+        env = DiffVelocityEnv(cfg)
     env.reset()
     with torch.no_grad():  # let the robot land first so the feet are in contact
         for _ in range(25):
@@ -133,11 +140,20 @@ def test_state_roundtrip_is_bit_for_bit():
         assert torch.equal(x, y)
 
 
-def test_usd_asset_source_matches_urdf():
-    """``asset_source="usd"`` (the file Isaac Lab scenes spawn) simulates the same robot as the URDF: from the same
-    start, with the same actions by joint name, 25 hard-contact steps end in the same state (legs reordered to
-    Isaac Lab's LF, LH, RF, RH)."""
-    envs = {src: make_env(asset_source=src, contact_model="hard") for src in ("urdf", "usd")}
+@pytest.mark.parametrize("source", ["usd", "isaaclab"])
+def test_usd_asset_source_matches_urdf(source):
+    """``asset_source="usd"`` (the file Isaac Lab scenes spawn, our builder) and ``"isaaclab"`` (the model Isaac
+    Lab's InteractiveScene and the DiffSim physics manager build from it) simulate the same robot as the URDF: from
+    the same start, with the same actions by joint name, 25 hard-contact steps end in the same state (legs
+    reordered to Isaac Lab's LF, LH, RF, RH)."""
+    envs = {"urdf": make_env(contact_model="hard"), "usd": make_env(asset_source=source, contact_model="hard")}
+    try:
+        _compare_urdf_usd(envs)
+    finally:
+        envs["usd"].close()
+
+
+def _compare_urdf_usd(envs):
     names = {src: env.info["joint_names"] for src, env in envs.items()}
     assert names["usd"] == [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
     perm = [names["urdf"].index(n) for n in names["usd"]]  # usd leg dof i is urdf leg dof perm[i]
@@ -158,3 +174,41 @@ def test_usd_asset_source_matches_urdf():
     # the URDF's hatch inertia is dropped by Newton's USD importer (base I_xx +1 %): not bit-equal, but close
     torch.testing.assert_close(q_usd[:, :7], q_urdf[:, :7], atol=5e-3, rtol=0.0)
     torch.testing.assert_close(q_usd[:, 7:], q_urdf[:, 7 + torch.tensor(perm)], atol=2e-2, rtol=0.0)
+
+
+def test_gait_clock_and_foot_height_reference():
+    """Gait clock (``gait.period_s``): the observation ends with (sin, cos) of the phase, and the foot-height term is
+    sum_f (h_f - ref_f)^2 with ref = swing_height at a diagonal pair's mid-swing and 0 for the pair in stance. A robot
+    standing in hard contact (feet at h = 0) at a quarter period therefore has error 2 * swing_height^2."""
+    cfg = DiffVelocityEnvCfg(num_envs=2, contact_model="hard")
+    cfg.gait.period_s, cfg.gait.swing_height = 0.4, 0.08
+    cfg.events.reset_base_velocity = 0.0
+    cfg.events.reset_joint_scale_range = (1.0, 1.0)
+    env = DiffVelocityEnv(cfg)
+    assert env.num_obs == 50 and env.observation_space.shape == (2, 50)
+    obs = env.reset()
+    assert obs.shape == (2, 50)
+    torch.testing.assert_close(obs[:, -2:], torch.tensor([[0.0, 1.0]] * 2))
+    with torch.no_grad():
+        for _ in range(100):  # land and settle (2 s)
+            obs, *_ = env.step(torch.zeros(2, 12))
+        env.episode_length_buf.zero_()
+        for _ in range(5):  # 5 steps of 20 ms: a quarter of the 0.4 s period
+            out = env.sim.step(env.q, env.qd, torch.cat([env.q.new_zeros(2, 7), env.default_leg.expand(2, 12)], 1))
+            env.q, env.qd = out.joint_q, out.joint_qd
+            env.episode_length_buf += 1
+        heights = env.foot_heights(out.body_q)
+        # hard contact at the velocity level keeps the few mm the feet penetrated on landing (no position correction)
+        assert heights.abs().max() < 5e-3, heights
+        obs = env._observations(env.q, env.qd, env.last_actions)
+        torch.testing.assert_close(obs[:, -2:], torch.tensor([[1.0, 0.0]] * 2), atol=1e-5, rtol=0)
+        env.episode_length_buf -= 1  # the term takes the phase of the state a step reaches (length + 1)
+        err = env._gait_foot_height_error(out.body_q)
+    # LF, RH at mid-swing (ref 0.08), RF, LH in stance (ref 0)
+    expected = ((heights - torch.tensor([0.08, 0.0, 0.0, 0.08])) ** 2).sum(1)
+    torch.testing.assert_close(err, expected)
+    torch.testing.assert_close(err, torch.full((2,), 2 * 0.08**2), atol=1e-3, rtol=0)  # 0.0128
+    with pytest.raises(ValueError):
+        bad = DiffVelocityEnvCfg(num_envs=2)
+        bad.gait.phase_offsets = (0.0, 0.5)
+        DiffVelocityEnv(bad)

@@ -60,11 +60,11 @@ def _last_index(labels, name: str) -> int:
     raise KeyError(name)
 
 
-def _urdf_limits(path: Path, key: str) -> dict[str, float]:
-    """Joint ``velocity`` or ``effort`` limits from the URDF (Newton's URDF importer leaves velocity unset, its USD
+def urdf_joint_limits(key: str, path: Path | None = None) -> dict[str, float]:
+    """Joint ``velocity`` or ``effort`` limits by joint name from the ANYmal C URDF (Newton's URDF importer leaves velocity unset, its USD
     importer both)."""
     out = {}
-    for joint in ET.parse(path).getroot().iter("joint"):
+    for joint in ET.parse(path or anymal_c_urdf_path()).getroot().iter("joint"):
         lim = joint.find("limit")
         if lim is not None and lim.get(key) is not None:
             out[joint.get("name")] = float(lim.get(key))
@@ -115,7 +115,7 @@ def add_anymal_c(
     q0, qd0 = builder.joint_q_start[root_joint], builder.joint_qd_start[root_joint]
 
     # Leg joints in Newton's dof order; set pose, target, gains, drive mode, velocity and effort limits.
-    vel_limits, effort_limits = _urdf_limits(path, "velocity"), _urdf_limits(path, "effort")
+    vel_limits, effort_limits = urdf_joint_limits("velocity", path), urdf_joint_limits("effort", path)
     leg_joints = sorted(
         (j for j in range(root_joint + 1, builder.joint_count) if builder.joint_type[j] == newton.JointType.REVOLUTE),
         key=lambda j: builder.joint_qd_start[j],

@@ -18,20 +18,20 @@ import warp as wp
 from ..assets.anymal_c import build_anymal_c_model
 from ..bridge import DiffSimulator
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg
-from .rotations import quat_rotate_inverse, yaw_quat
+from .rotations import quat_rotate, quat_rotate_inverse, yaw_quat
 
-NQ, ND, NB, NLEG = 19, 18, 13, 12
+NQ, ND, NLEG = 19, 18, 12
 
 
 class DiffVelocityEnv(gym.Env):
     """Vectorised env: obs (N, 48), actions (N, 12) joint-position offsets (scaled by ``action_scale``).
 
     Like Isaac Lab's direct envs it is one gymnasium env holding ``num_envs`` copies; ``reset()`` returns the
-    observation tensor, ``step`` returns (obs, reward, terminated, truncated, extras).
+    observation tensor, ``step`` returns (obs, reward, terminated, truncated, extras). With the optional gait
+    clock (``cfg.gait.period_s > 0``) the observation has 50 entries: (sin, cos) of the phase are appended.
     """
 
     metadata = {"render_modes": [None], "is_vector_env": True}
-    num_obs = 48
     num_actions = NLEG
 
     def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
@@ -45,6 +45,7 @@ class DiffVelocityEnv(gym.Env):
         cfg.validate_values()
         self.cfg = cfg
         self.render_mode = render_mode
+        self.num_obs = 48 + (2 if cfg.gait.period_s > 0 else 0)
         self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (self.num_obs,), np.float32)
         self.single_action_space = gym.spaces.Box(-np.inf, np.inf, (NLEG,), np.float32)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (cfg.num_envs, self.num_obs), np.float32)
@@ -55,10 +56,20 @@ class DiffVelocityEnv(gym.Env):
         self.max_episode_length = int(math.ceil(cfg.episode_length_s / self.step_dt))
         self._gen = torch.Generator(device=self.device).manual_seed(cfg.seed)
 
-        model, info = build_anymal_c_model(
-            num_worlds=cfg.num_envs, device=str(self.device), kp=cfg.kp, kd=cfg.kd,
-            base_height=cfg.init_base_height, requires_grad=True, source=cfg.asset_source,
-        )
+        self.isaaclab_scene = None
+        if cfg.asset_source == "isaaclab":
+            from .scene_model import AnymalCScene
+
+            self.isaaclab_scene = AnymalCScene(
+                cfg.num_envs, str(self.device), cfg.sim_dt, kp=cfg.kp, kd=cfg.kd, base_height=cfg.init_base_height,
+                **self._solver_kwargs(),
+            )
+            model, info = self.isaaclab_scene.model, self.isaaclab_scene.info
+        else:
+            model, info = build_anymal_c_model(
+                num_worlds=cfg.num_envs, device=str(self.device), kp=cfg.kp, kd=cfg.kd,
+                base_height=cfg.init_base_height, requires_grad=True, source=cfg.asset_source,
+            )
         self.model, self.info = model, info
         self.sim = DiffSimulator(model, substeps=cfg.decimation, dt=cfg.sim_dt, **self._solver_kwargs())
         q0 = wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).clone()
@@ -67,6 +78,9 @@ class DiffVelocityEnv(gym.Env):
         self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
         self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
         self._apply_startup_events()
+        self.foot_bodies = torch.as_tensor(info["foot_bodies"], device=self.device).long()
+        self.foot_centers = torch.tensor(info["foot_centers"], device=self.device, dtype=torch.float32)
+        self.foot_radius = float(info["foot_radius"])
 
         n, dev = self.num_envs, self.device
         self.q = q0
@@ -78,6 +92,8 @@ class DiffVelocityEnv(gym.Env):
         self.push_time = torch.zeros(n, device=dev)
         self.feet_air_time = torch.zeros(n, 4, device=dev)
         self.term_names = [k for k in vars(cfg.rewards) if not k.startswith(("tracking_std", "feet_air_time_"))]
+        if cfg.gait.period_s > 0:
+            self.term_names.append("gait_foot_height_l2")
         self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
         self.obs = None
 
@@ -92,6 +108,12 @@ class DiffVelocityEnv(gym.Env):
         self._reset_buffers(all_envs)
         self.obs = self._observations(self.q, self.qd, self.last_actions)
         return self.obs
+
+    def close(self) -> None:
+        """Release the Isaac Lab simulation context of ``asset_source='isaaclab'`` (nothing otherwise)."""
+        if self.isaaclab_scene is not None:
+            self.isaaclab_scene.close()
+            self.isaaclab_scene = None
 
     def get_observations(self) -> torch.Tensor:
         if self.obs is None:
@@ -156,10 +178,10 @@ class DiffVelocityEnv(gym.Env):
             raise FloatingPointError("DiffVelocityEnv: non-finite state after a physics step (NaN/inf in the rollout)")
 
         base = self._base_frame(q, qd)
-        reward, terms = self._rewards(q, qd, base, prev_qd_leg, actions, targets_leg)
+        reward, terms = self._rewards(q, qd, base, prev_qd_leg, actions, targets_leg, out.body_q)
         self.last_actions = actions
+        self.episode_length_buf += 1  # before the observation: its gait clock is that of the new state
         obs = self._observations(q, qd, actions, base)
-        self.episode_length_buf += 1
         with torch.no_grad():
             terminated = (q[:, 2] < cfg.min_base_height) | (base[2][:, 2] > cfg.max_gravity_z)
             truncated = self.episode_length_buf >= self.max_episode_length
@@ -188,7 +210,31 @@ class DiffVelocityEnv(gym.Env):
 
     def _observations(self, q, qd, last_actions, base=None):
         lin_b, ang_b, proj_g = base if base is not None else self._base_frame(q, qd)
-        return torch.cat([lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions], 1)
+        parts = [lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions]
+        if self.cfg.gait.period_s > 0:
+            angle = 2.0 * math.pi * self._gait_phase()
+            parts.append(torch.stack([torch.sin(angle), torch.cos(angle)], 1))
+        return torch.cat(parts, 1)
+
+    def _gait_phase(self) -> torch.Tensor:
+        """Gait clock in [0, 1): episode time over the gait period (restarts at every reset)."""
+        return torch.remainder(self.episode_length_buf.float() * self.step_dt / self.cfg.gait.period_s, 1.0)
+
+    def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
+        """Height of each foot sphere's lowest point above the ground, (num_envs, 4) in leg order LF, RF, LH, RH."""
+        pose = body_q[self.foot_bodies.reshape(-1)]
+        centre = pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers.repeat(self.num_envs, 1))
+        return centre[:, 2].view(self.num_envs, 4) - self.foot_radius
+
+    def _gait_foot_height_error(self, body_q: torch.Tensor) -> torch.Tensor:
+        """Sum over feet of (foot height - reference)^2; the reference is a half sine during swing, 0 in stance.
+
+        The phase is that of the state reached by this step (episode_length_buf + 1)."""
+        g = self.cfg.gait
+        t = (self.episode_length_buf.float() + 1.0) * self.step_dt / g.period_s
+        phase = torch.remainder(t[:, None] + torch.tensor(g.phase_offsets, device=self.device), 1.0)
+        ref = torch.where(phase < 0.5, g.swing_height * torch.sin(2.0 * math.pi * phase), torch.zeros_like(phase))
+        return ((self.foot_heights(body_q) - ref) ** 2).sum(1)
 
     def _torques(self, q, qd, targets_leg):
         """ANYdrive DC-motor torque (PD clipped by the torque-speed envelope), as the solver applies it."""
@@ -199,7 +245,7 @@ class DiffVelocityEnv(gym.Env):
         lo = torch.maximum(-self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
         return torch.minimum(torch.maximum(tau, lo), hi)
 
-    def _rewards(self, q, qd, base, prev_qd_leg, actions, targets_leg):
+    def _rewards(self, q, qd, base, prev_qd_leg, actions, targets_leg, body_q):
         w = self.cfg.rewards
         lin_b, ang_b, proj_g = base
         var = w.tracking_std**2
@@ -215,6 +261,8 @@ class DiffVelocityEnv(gym.Env):
             "flat_orientation_l2": (proj_g[:, :2] ** 2).sum(1),
         }
         terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
+        if self.cfg.gait.period_s > 0:
+            terms["gait_foot_height_l2"] = self.cfg.gait.foot_height_weight * self._gait_foot_height_error(body_q) * self.step_dt
         return sum(terms.values()), terms
 
     @torch.no_grad()

@@ -49,6 +49,24 @@ class DiffEventsCfg:
 
 
 @configclass
+class DiffGaitCfg:
+    """Optional clock-driven trot shaping (off by default: Isaac Lab's flat MDP has no gait clock).
+
+    With ``period_s > 0`` the observation gains (sin, cos) of the gait phase (50 entries instead of 48) and the
+    reward gains ``gait_foot_height_l2``: the squared error between each foot sphere's lowest point and a
+    reference height, ``swing_height * sin(2 pi phase_f)`` during the first half of the foot's cycle (swing)
+    and 0 during the second (stance). Foot phases are shifted by ``phase_offsets`` (legs LF, RF, LH, RH:
+    diagonal pairs together is a trot). Unlike feet_air_time this term is a differentiable function of the
+    state, so it gives SHAC's analytic gradient a stepping pattern to follow.
+    """
+
+    period_s: float = 0.0
+    swing_height: float = 0.08
+    phase_offsets: tuple[float, float, float, float] = (0.0, 0.5, 0.5, 0.0)
+    foot_height_weight: float = -40.0
+
+
+@configclass
 class DiffVelocityEnvCfg:
     """ANYmal C on SolverMoreauGS: 48-d observation, 12 joint-position-target actions, policy at 50 Hz.
 
@@ -59,9 +77,17 @@ class DiffVelocityEnvCfg:
     num_envs: int = 64
     device: str = "cpu"
     asset_source: str = "urdf"
-    """ANYmal C from the example-robot-data URDF (``"urdf"``) or from the cached USD that Isaac Lab scenes spawn
-    (``"usd"``, ``ANYMAL_C_DIFFSIM_CFG``'s file; same bodies, masses and kinematics, legs in Isaac Lab's joint order
-    LF, LH, RF, RH instead of the URDF's LF, RF, LH, RH)."""
+    """Where the model comes from:
+
+    - ``"urdf"``: our builder on the example-robot-data URDF (13 bodies per robot, feet merged into the shanks);
+    - ``"usd"``: our builder on the cached USD that Isaac Lab scenes spawn (``ANYMAL_C_DIFFSIM_CFG``'s file; same
+      bodies, masses and kinematics, legs in Isaac Lab's joint order LF, LH, RF, RH instead of LF, RF, LH, RH);
+    - ``"isaaclab"``: Isaac Lab builds it: an ``InteractiveScene`` with ``ANYMAL_C_DIFFSIM_CFG`` and the local
+      ground, cloned into one Newton world per env and finalized by the DiffSim physics manager
+      (:class:`~isaaclab_diffsim.envs.scene_model.AnymalCScene`; 17 bodies per robot, feet on fixed joints, Isaac
+      Lab's joint order). Isaac Lab's simulation context is a singleton: one such env per process, ``close()``
+      releases it.
+    """
     seed: int = 42
     episode_length_s: float = 20.0
     decimation: int = 4
@@ -83,11 +109,12 @@ class DiffVelocityEnvCfg:
     rewards: DiffRewardsCfg = DiffRewardsCfg()
     commands: DiffCommandsCfg = DiffCommandsCfg()
     events: DiffEventsCfg = DiffEventsCfg()
+    gait: DiffGaitCfg = DiffGaitCfg()
 
     def validate_values(self) -> None:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
-        if self.asset_source not in ("urdf", "usd"):
-            raise ValueError(f"asset_source must be urdf or usd, got {self.asset_source!r}")
+        if self.asset_source not in ("urdf", "usd", "isaaclab"):
+            raise ValueError(f"asset_source must be urdf, usd or isaaclab, got {self.asset_source!r}")
         if self.contact_model not in ("smoothed", "hard", "soft"):
             raise ValueError(f"contact_model must be smoothed, hard or soft, got {self.contact_model!r}")
         positive = {
@@ -98,6 +125,11 @@ class DiffVelocityEnvCfg:
             "kappa": self.kappa,
             "iterations": self.iterations,
         }
+        if self.gait.period_s < 0 or self.gait.swing_height < 0:
+            raise ValueError(f"gait.period_s and gait.swing_height must be >= 0, got {self.gait.period_s!r}, "
+                             f"{self.gait.swing_height!r}")
+        if len(self.gait.phase_offsets) != 4:
+            raise ValueError(f"gait.phase_offsets needs 4 entries (LF, RF, LH, RH), got {self.gait.phase_offsets!r}")
         for name, value in positive.items():
             if not value > 0:
                 raise ValueError(f"{name} must be positive, got {value!r}")

@@ -1,0 +1,156 @@
+"""ANYmal C worlds built by Isaac Lab: ``InteractiveScene`` + the DiffSim physics manager, for the differentiable env.
+
+Isaac Lab's ``Articulation`` and ``NewtonManager`` step the model in place and without a ``wp.Tape``, so the
+differentiable env cannot step through them. It can share everything before the first step: the scene spawns
+``ANYMAL_C_DIFFSIM_CFG`` (the cached USD), Isaac Lab's cloner replicates it into one Newton world per env, and
+the DiffSim manager finalizes the model. The env then writes its drives into that model and steps it with its own
+:class:`SolverMoreauGS` through the bridge, with the body, foot and joint indexing read from the scene's
+``Articulation``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import warp as wp
+
+import newton
+
+from ..assets.anymal_c import urdf_joint_limits
+
+LEG_ORDER = ("LF", "RF", "LH", "RH")
+"""Order of every per-foot list (the differentiable env's order, as in ``assets.anymal_c``)."""
+
+FOOT_COLLIDERS_EXPR = ".*_FOOT/sphere"
+
+
+class AnymalCScene:
+    """Isaac Lab simulation context and scene holding ANYmal C worlds; ``model`` and ``info`` for the env.
+
+    Only one can exist per process (Isaac Lab's ``SimulationContext`` is a singleton); :meth:`close` releases it.
+
+    Args:
+        num_envs: Number of robots (Newton worlds).
+        device: Torch/Warp device.
+        sim_dt: Physics step [s].
+        kp, kd: PD gains of the implicit joint drives (the ANYdrive DC motor, stepped by the solver).
+        base_height: Height of the base at the default pose [m].
+        solver_kwargs: :class:`DiffSimSolverCfg` fields (contact model, kappa, margin, iterations, saturation).
+    """
+
+    def __init__(self, num_envs: int, device: str, sim_dt: float, *, kp: float, kd: float, base_height: float,
+                 **solver_kwargs):  # fmt: skip
+        from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
+        from isaaclab.sim import SimulationCfg, SimulationContext
+        from isaaclab.terrains import TerrainImporterCfg
+        from isaaclab.utils import replace
+        from isaaclab_newton.physics import NewtonManager
+
+        from ..assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG
+        from ..assets.ground_plane import ground_plane_usd_path
+        from ..physics.presets import diffsim_physics
+
+        if SimulationContext.instance() is not None:
+            raise RuntimeError(
+                "asset_source='isaaclab': an Isaac Lab SimulationContext already exists in this process; close the "
+                "other environment (env.close()) first"
+            )
+        robot_cfg = replace(ANYMAL_C_DIFFSIM_CFG, prim_path="{ENV_REGEX_NS}/Robot")
+        robot_cfg.init_state.pos = (0.0, 0.0, float(base_height))
+        scene_cfg = InteractiveSceneCfg(num_envs=num_envs, env_spacing=2.5)
+        scene_cfg.terrain = TerrainImporterCfg(
+            prim_path="/World/ground", terrain_type="usd", usd_path=str(ground_plane_usd_path())
+        )
+        scene_cfg.robot = robot_cfg
+        physics = diffsim_physics(collider_shapes_expr=FOOT_COLLIDERS_EXPR, **solver_kwargs)
+        self.sim = SimulationContext(SimulationCfg(dt=float(sim_dt), device=str(device), physics=physics))
+        try:
+            self.scene = InteractiveScene(scene_cfg)
+            self.sim.reset()
+            self.model: newton.Model = NewtonManager.get_model()
+            self.robot = self.scene["robot"]
+            self.info = self._configure(kp, kd, base_height)
+        except Exception:
+            self.close()
+            raise
+
+    def _configure(self, kp: float, kd: float, base_height: float) -> dict:
+        """Write the default pose (every robot at the origin), drives and limits into the model; return the layout."""
+        model, robot = self.model, self.robot
+        n = model.world_count
+        nb, nj = model.body_count // n, model.joint_count // n
+        nq, nd, ns_total = model.joint_coord_count // n, model.joint_dof_count // n, model.shape_count
+        if n * nb != model.body_count or n * nq != model.joint_coord_count or n * nd != model.joint_dof_count:
+            raise RuntimeError("asset_source='isaaclab': the scene's worlds are not uniform")
+        leaf = [label.rsplit("/", 1)[-1] for label in model.body_label[:nb]]
+        if leaf != list(robot.body_names):
+            raise RuntimeError(f"body order of the model {leaf} differs from the Articulation's {robot.body_names}")
+
+        q_start, qd_start = model.joint_q_start.numpy(), model.joint_qd_start.numpy()
+        joint_leaf = [label.rsplit("/", 1)[-1] for label in model.joint_label[:nj]]
+        leg_joints = [joint_leaf.index(name) for name in robot.joint_names]
+        leg_q = np.array([q_start[j] for j in leg_joints])
+        leg_d = np.array([qd_start[j] for j in leg_joints])
+        if not (np.all(np.diff(leg_q) == 1) and np.all(np.diff(leg_d) == 1)):
+            raise RuntimeError("asset_source='isaaclab': leg joints are not contiguous in the model")
+
+        default_pos = robot.data.default_joint_pos
+        default_pos = getattr(default_pos, "torch", default_pos)[0].cpu()
+        effort = urdf_joint_limits("effort")  # 80 N m; the USD import and the actuator cfg leave it unset (1e6)
+        q = wp.to_torch(model.joint_q, requires_grad=False).view(n, nq)
+        q[:, 0:7] = torch.tensor([0.0, 0.0, float(base_height), 0.0, 0.0, 0.0, 1.0])
+        q[:, leg_q[0] : leg_q[-1] + 1] = default_pos.to(q.device)
+        wp.to_torch(model.joint_qd, requires_grad=False).zero_()
+        target_q = wp.to_torch(model.joint_target_q, requires_grad=False).view(n, nq)
+        target_q.copy_(q)
+        dofs = slice(int(leg_d[0]), int(leg_d[-1]) + 1)
+        for name, value in (("joint_target_ke", kp), ("joint_target_kd", kd)):
+            wp.to_torch(getattr(model, name), requires_grad=False).view(n, nd)[:, dofs] = float(value)
+        limits = torch.tensor([effort[name] for name in robot.joint_names])
+        wp.to_torch(model.joint_effort_limit, requires_grad=False).view(n, nd)[:, dofs] = limits
+        mode = wp.to_torch(model.joint_target_mode, requires_grad=False).view(n, nd)
+        mode[:, dofs] = int(newton.JointTargetMode.POSITION)  # Isaac Lab's explicit actuators leave EFFORT
+        newton.eval_fk(model, model.joint_q, model.joint_qd, model)
+
+        # feet: the foot sphere of each *_FOOT body (the scene keeps the feet as bodies on fixed joints)
+        shape_body, shape_tf = model.shape_body.numpy(), model.shape_transform.numpy()
+        foot_bodies, foot_shapes = np.zeros((n, 4), np.int64), np.zeros((n, 4), np.int64)
+        foot_centers = []
+        for k, leg in enumerate(LEG_ORDER):
+            b = leaf.index(f"{leg}_FOOT")
+            s = next(i for i in range(ns_total)
+                     if shape_body[i] == b and model.shape_label[i].endswith(f"{leg}_FOOT/sphere"))  # fmt: skip
+            foot_centers.append(tuple(float(v) for v in shape_tf[s][:3]))
+            foot_bodies[:, k] = np.arange(n) * nb + b
+            for w in range(n):
+                foot_shapes[w, k] = next(i for i in range(ns_total) if shape_body[i] == w * nb + b
+                                         and model.shape_label[i].endswith("/sphere"))  # fmt: skip
+        radius = float(model.shape_scale.numpy()[foot_shapes[0, 0]][0])
+        w = np.arange(n)
+        return {
+            "num_worlds": n,
+            "bodies_per_world": nb,
+            "coords_per_world": nq,
+            "dofs_per_world": nd,
+            "joint_names": list(robot.joint_names),
+            "foot_radius": radius,
+            "foot_centers": foot_centers,
+            "base_body": w * nb + leaf.index("base"),
+            "foot_bodies": foot_bodies,
+            "foot_shapes": foot_shapes,
+            "q_start": w * nq,
+            "qd_start": w * nd,
+        }
+
+    def close(self) -> None:
+        """Stop and release Isaac Lab's simulation context (and with it the scene and manager)."""
+        from isaaclab.sim import SimulationContext
+
+        sim = getattr(self, "sim", None)
+        if sim is None:
+            return
+        sim.stop() if hasattr(sim, "stop") else None
+        if hasattr(self, "scene"):
+            del self.scene
+        SimulationContext.clear_instance()
+        self.sim = None
