@@ -149,6 +149,10 @@ def test_usd_asset_source_matches_urdf(source):
     envs = {"urdf": make_env(contact_model="hard"), "usd": make_env(asset_source=source, contact_model="hard")}
     try:
         _compare_urdf_usd(envs)
+        if source == "isaaclab":
+            assert envs["usd"].info["bodies_per_world"] == 17  # Isaac Lab's scene keeps the feet as bodies
+            with pytest.raises(RuntimeError, match="SimulationContext already exists"):
+                make_env(asset_source="isaaclab")  # Isaac Lab's simulation context is a singleton
     finally:
         envs["usd"].close()
 

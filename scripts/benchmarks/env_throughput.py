@@ -1,7 +1,9 @@
 """Env-steps/s of DiffSim-Velocity-Flat-AnymalC-Direct: forward only (no_grad) and forward+backward over a
 horizon, printed beside the bare solver's figure for the same 4 substeps, so the env's own overhead shows.
 
-    .venv/bin/python scripts/benchmarks/env_throughput.py --envs 64,256 --horizon 32
+    .venv/bin/python scripts/benchmarks/env_throughput.py --envs 64,256 --horizon 32 --asset-sources urdf,isaaclab
+
+``--asset-sources`` compares models: our URDF builder and the model Isaac Lab's scene and physics manager build.
 """
 
 from __future__ import annotations
@@ -26,8 +28,16 @@ def timed(fn, min_seconds: float = 2.0) -> float:
     return best
 
 
-def bench(num_envs: int, horizon: int, contact_model: str, device: str) -> dict:
-    env = DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=num_envs, device=device, contact_model=contact_model))
+def bench(num_envs: int, horizon: int, contact_model: str, device: str, asset_source: str = "urdf") -> dict:
+    cfg = DiffVelocityEnvCfg(num_envs=num_envs, device=device, contact_model=contact_model, asset_source=asset_source)
+    env = DiffVelocityEnv(cfg)
+    try:
+        return _bench(env, num_envs, horizon, device)
+    finally:
+        env.close()
+
+
+def _bench(env: DiffVelocityEnv, num_envs: int, horizon: int, device: str) -> dict:
     env.reset()
     zeros = torch.zeros(num_envs, 12, device=device)
 
@@ -76,13 +86,15 @@ def main():
     parser.add_argument("--horizon", type=int, default=32)
     parser.add_argument("--contact-model", default="smoothed")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--asset-sources", default="urdf", help="comma list of urdf, usd, isaaclab")
     args = parser.parse_args()
-    print(f"{'envs':>6} {'fwd env-steps/s':>16} {'fwd+bwd env-steps/s':>20} {'solver-only env-steps/s':>24} "
+    print(f"{'model':>9} {'envs':>6} {'fwd env-steps/s':>16} {'fwd+bwd env-steps/s':>20} {'solver-only env-steps/s':>24} "
           f"{'(f+b)/f':>8} {'env/solver time':>16}")
-    for n in (int(x) for x in args.envs.split(",")):
-        r = bench(n, args.horizon, args.contact_model, args.device)
-        print(f"{n:>6} {r['fwd']:>16.0f} {r['fwd_bwd']:>20.0f} {r['solver']:>24.0f} {r['ratio']:>8.2f} {r['overhead']:>16.2f}",
-              flush=True)
+    for source in args.asset_sources.split(","):
+        for n in (int(x) for x in args.envs.split(",")):
+            r = bench(n, args.horizon, args.contact_model, args.device, source)
+            print(f"{source:>9} {n:>6} {r['fwd']:>16.0f} {r['fwd_bwd']:>20.0f} {r['solver']:>24.0f} "
+                  f"{r['ratio']:>8.2f} {r['overhead']:>16.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -184,6 +184,10 @@ class DiffVelocityEnv(gym.Env):
         obs = self._observations(q, qd, actions, base)
         with torch.no_grad():
             terminated = (q[:, 2] < cfg.min_base_height) | (base[2][:, 2] > cfg.max_gravity_z)
+        if cfg.rewards.termination_penalty != 0.0:
+            terms["termination_penalty"] = cfg.rewards.termination_penalty * terminated.float() * self.step_dt
+            reward = reward + terms["termination_penalty"]
+        with torch.no_grad():
             truncated = self.episode_length_buf >= self.max_episode_length
             done = terminated | truncated
             for k, v in terms.items():

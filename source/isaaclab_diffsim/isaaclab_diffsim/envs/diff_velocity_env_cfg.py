@@ -24,6 +24,9 @@ class DiffRewardsCfg:
     feet_air_time: float = 0.5
     feet_air_time_threshold: float = 0.5
     flat_orientation_l2: float = -5.0
+    termination_penalty: float = 0.0
+    """Weight of a failure (base too low or tilted), like Isaac Lab's ``is_terminated`` term; 0 in Isaac Lab's flat
+    ANYmal task. Constant per failure, so it has no gradient: it reaches SHAC's actor through the critic."""
 
 
 @configclass

@@ -7,9 +7,15 @@ from isaaclab_diffsim.envs import DiffVelocityEnvCfg
 
 @configclass
 class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
-    """Isaac Lab's flat ANYmal C MDP; 64 envs on CPU by default, smoothed contact."""
+    """Isaac Lab's flat ANYmal C MDP; 64 envs on CPU by default, smoothed contact.
+
+    The model is built by Isaac Lab (``asset_source="isaaclab"``: InteractiveScene with ``ANYMAL_C_DIFFSIM_CFG``,
+    cloner, DiffSim physics manager); ``env.asset_source=urdf`` uses our URDF builder instead (no Isaac Lab
+    simulation context, several envs per process).
+    """
 
     num_envs: int = 64
+    asset_source: str = "isaaclab"
 
 
 @configclass
