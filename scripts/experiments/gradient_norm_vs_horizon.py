@@ -96,6 +96,7 @@ def main():
             print(f"[{model}] h={h:4d}: |grad| {mean:.4g} +- {std:.2g} (finite: {all(map(math.isfinite, norms))}, "
                   f"{time.perf_counter() - t0:.1f} s)", flush=True)  # fmt: skip
         results[model] = rows
+        env.close()
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "gradient_norm_vs_horizon.json"), "w") as f:

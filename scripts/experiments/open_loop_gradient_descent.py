@@ -17,6 +17,7 @@ import torch
 
 from isaaclab_diffsim.envs import DiffVelocityEnv
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.utils.cli import apply_overrides
 
 
 def _load_critic(path: str, num_obs: int):
@@ -51,6 +52,7 @@ def main():
                         help="SHAC checkpoint: add its critic's discounted value of the final state to the objective "
                              "(SHAC's actor objective with an open-loop actor)")
     parser.add_argument("--gamma", type=float, default=0.99)
+    parser.add_argument("overrides", nargs="*", help="env overrides, e.g. env.gait.period_s=0.6")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
@@ -64,6 +66,7 @@ def main():
         cfg.events.base_mass_add_range = (0.0, 0.0)
         if args.kappa is not None:
             cfg.kappa = args.kappa
+        apply_overrides(args.overrides, env=cfg)
         cfg.validate_values()
         env = DiffVelocityEnv(cfg)
         env.reset(seed=0)
@@ -95,6 +98,7 @@ def main():
             print(f"[{model}] it {it:3d} | return {history[-1][0]:.4f} | mean vx {history[-1][1]:+.3f} m/s | "
                   f"|grad| {gnorm:.3g} | falls {falls}", flush=True)  # fmt: skip
         summary[model] = (history[0], history[-1])
+        env.close()
     print("\ncontact model | return first -> last | mean forward velocity first -> last [m/s]")
     for model, (first, last) in summary.items():
         print(f"{model:>13} | {first[0]:.4f} -> {last[0]:.4f} | {first[1]:+.3f} -> {last[1]:+.3f}")
