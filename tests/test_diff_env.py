@@ -216,3 +216,24 @@ def test_gait_clock_and_foot_height_reference():
         bad = DiffVelocityEnvCfg(num_envs=2)
         bad.gait.phase_offsets = (0.0, 0.5)
         DiffVelocityEnv(bad)
+
+
+def test_termination_penalty_applies_to_failures_only():
+    """``rewards.termination_penalty`` adds weight * dt to the reward of envs that fail (here: env 0 starts upside
+    down) and nothing to the others; the term is logged like the other reward terms."""
+    env = make_env()
+    env.reset(seed=0)
+    flipped = env.q.clone()
+    flipped[0, 3:7] = torch.tensor([1.0, 0.0, 0.0, 0.0])  # 180 degrees about x: gravity points up in the base frame
+    env.q = flipped
+    snap = snapshot(env)
+    rewards = {}
+    with torch.no_grad():
+        for weight in (0.0, -100.0):
+            restore(env, snap)
+            env.cfg.rewards.termination_penalty = weight
+            _, rewards[weight], terminated, _, extras = env.step(torch.zeros(4, 12))
+            assert terminated.tolist() == [True, False, False, False]
+    expected = torch.tensor([-100.0 * env.step_dt, 0.0, 0.0, 0.0])
+    torch.testing.assert_close(rewards[-100.0] - rewards[0.0], expected, atol=1e-5, rtol=0)
+    assert "Episode_Reward/termination_penalty" in extras["episode"]
