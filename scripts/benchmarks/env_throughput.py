@@ -88,8 +88,8 @@ def main():
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--asset-sources", default="urdf", help="comma list of urdf, usd, isaaclab")
     args = parser.parse_args()
-    print(f"{'model':>9} {'envs':>6} {'fwd env-steps/s':>16} {'fwd+bwd env-steps/s':>20} {'solver-only env-steps/s':>24} "
-          f"{'(f+b)/f':>8} {'env/solver time':>16}")
+    print(f"{'model':>9} {'envs':>6} {'fwd env-steps/s':>16} {'fwd+bwd env-steps/s':>20} "
+          f"{'solver-only env-steps/s':>24} {'(f+b)/f':>8} {'env/solver time':>16}")
     for source in args.asset_sources.split(","):
         for n in (int(x) for x in args.envs.split(",")):
             r = bench(n, args.horizon, args.contact_model, args.device, source)

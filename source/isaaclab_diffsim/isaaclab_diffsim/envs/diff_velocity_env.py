@@ -79,7 +79,8 @@ class DiffVelocityEnv(gym.Env):
         self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
         self._apply_startup_events()
         self.foot_bodies = torch.as_tensor(info["foot_bodies"], device=self.device).long()
-        self.foot_centers = torch.tensor(info["foot_centers"], device=self.device, dtype=torch.float32)
+        self.foot_centers = torch.tensor(info["foot_centers"], device=self.device).repeat(self.num_envs, 1)
+        self.gait_offsets = torch.tensor(cfg.gait.phase_offsets, device=self.device)
         self.foot_radius = float(info["foot_radius"])
 
         n, dev = self.num_envs, self.device
@@ -227,7 +228,7 @@ class DiffVelocityEnv(gym.Env):
     def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
         """Height of each foot sphere's lowest point above the ground, (num_envs, 4) in leg order LF, RF, LH, RH."""
         pose = body_q[self.foot_bodies.reshape(-1)]
-        centre = pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers.repeat(self.num_envs, 1))
+        centre = pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)
         return centre[:, 2].view(self.num_envs, 4) - self.foot_radius
 
     def _gait_foot_height_error(self, body_q: torch.Tensor) -> torch.Tensor:
@@ -236,7 +237,7 @@ class DiffVelocityEnv(gym.Env):
         The phase is that of the state reached by this step (episode_length_buf + 1)."""
         g = self.cfg.gait
         t = (self.episode_length_buf.float() + 1.0) * self.step_dt / g.period_s
-        phase = torch.remainder(t[:, None] + torch.tensor(g.phase_offsets, device=self.device), 1.0)
+        phase = torch.remainder(t[:, None] + self.gait_offsets, 1.0)
         ref = torch.where(phase < 0.5, g.swing_height * torch.sin(2.0 * math.pi * phase), torch.zeros_like(phase))
         return ((self.foot_heights(body_q) - ref) ** 2).sum(1)
 
@@ -266,7 +267,8 @@ class DiffVelocityEnv(gym.Env):
         }
         terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
         if self.cfg.gait.period_s > 0:
-            terms["gait_foot_height_l2"] = self.cfg.gait.foot_height_weight * self._gait_foot_height_error(body_q) * self.step_dt
+            error = self._gait_foot_height_error(body_q)
+            terms["gait_foot_height_l2"] = self.cfg.gait.foot_height_weight * error * self.step_dt
         return sum(terms.values()), terms
 
     @torch.no_grad()

@@ -79,7 +79,7 @@ class AnymalCScene:
         model, robot = self.model, self.robot
         n = model.world_count
         nb, nj = model.body_count // n, model.joint_count // n
-        nq, nd, ns_total = model.joint_coord_count // n, model.joint_dof_count // n, model.shape_count
+        nq, nd = model.joint_coord_count // n, model.joint_dof_count // n
         if n * nb != model.body_count or n * nq != model.joint_coord_count or n * nd != model.joint_dof_count:
             raise RuntimeError("asset_source='isaaclab': the scene's worlds are not uniform")
         leaf = [label.rsplit("/", 1)[-1] for label in model.body_label[:nb]]
@@ -114,19 +114,18 @@ class AnymalCScene:
 
         # feet: the foot sphere of each *_FOOT body (the scene keeps the feet as bodies on fixed joints)
         shape_body, shape_tf = model.shape_body.numpy(), model.shape_transform.numpy()
+        worlds = np.arange(n)
         foot_bodies, foot_shapes = np.zeros((n, 4), np.int64), np.zeros((n, 4), np.int64)
         foot_centers = []
         for k, leg in enumerate(LEG_ORDER):
-            b = leaf.index(f"{leg}_FOOT")
-            s = next(i for i in range(ns_total)
-                     if shape_body[i] == b and model.shape_label[i].endswith(f"{leg}_FOOT/sphere"))  # fmt: skip
-            foot_centers.append(tuple(float(v) for v in shape_tf[s][:3]))
-            foot_bodies[:, k] = np.arange(n) * nb + b
-            for w in range(n):
-                foot_shapes[w, k] = next(i for i in range(ns_total) if shape_body[i] == w * nb + b
-                                         and model.shape_label[i].endswith("/sphere"))  # fmt: skip
+            body = worlds * nb + leaf.index(f"{leg}_FOOT")
+            shapes = np.array([i for i, label in enumerate(model.shape_label) if label.endswith(f"/{leg}_FOOT/sphere")])
+            shapes = shapes[np.argsort(shape_body[shapes])] if shapes.size else shapes
+            if shapes.size != n or not np.array_equal(shape_body[shapes], body):
+                raise RuntimeError(f"asset_source='isaaclab': expected one {leg}_FOOT/sphere shape per world")
+            foot_bodies[:, k], foot_shapes[:, k] = body, shapes
+            foot_centers.append(tuple(float(v) for v in shape_tf[shapes[0]][:3]))
         radius = float(model.shape_scale.numpy()[foot_shapes[0, 0]][0])
-        w = np.arange(n)
         return {
             "num_worlds": n,
             "bodies_per_world": nb,
@@ -135,11 +134,11 @@ class AnymalCScene:
             "joint_names": list(robot.joint_names),
             "foot_radius": radius,
             "foot_centers": foot_centers,
-            "base_body": w * nb + leaf.index("base"),
+            "base_body": worlds * nb + leaf.index("base"),
             "foot_bodies": foot_bodies,
             "foot_shapes": foot_shapes,
-            "q_start": w * nq,
-            "qd_start": w * nd,
+            "q_start": worlds * nq,
+            "qd_start": worlds * nd,
         }
 
     def close(self) -> None:
@@ -149,7 +148,7 @@ class AnymalCScene:
         sim = getattr(self, "sim", None)
         if sim is None:
             return
-        sim.stop() if hasattr(sim, "stop") else None
+        sim.stop()
         if hasattr(self, "scene"):
             del self.scene
         SimulationContext.clear_instance()
