@@ -61,8 +61,8 @@ def _last_index(labels, name: str) -> int:
 
 
 def urdf_joint_limits(key: str, path: Path | None = None) -> dict[str, float]:
-    """Joint ``velocity`` or ``effort`` limits by joint name from the ANYmal C URDF (Newton's URDF importer leaves velocity unset, its USD
-    importer both)."""
+    """Joint ``velocity`` or ``effort`` limits by joint name from the ANYmal C URDF (Newton's URDF importer leaves
+    velocity unset, its USD importer both)."""
     out = {}
     for joint in ET.parse(path or anymal_c_urdf_path()).getroot().iter("joint"):
         lim = joint.find("limit")

@@ -26,6 +26,10 @@ class AnymalCUsdFileCfg(sim_utils.UsdFileCfg):
     usd_path: str = ""
 
 
+ANYMAL_C_FOOT_COLLIDERS_EXPR = ".*_FOOT/sphere"
+"""Shape labels (``DiffSimSolverCfg.collider_shapes_expr``) of the four foot spheres: the paper's one contact point
+per foot, the only shapes that collide under the DiffSim presets."""
+
 ANYMAL_C_DIFFSIM_CFG = ArticulationCfg(
     spawn=AnymalCUsdFileCfg(activate_contact_sensors=True),
     init_state=ArticulationCfg.InitialStateCfg(

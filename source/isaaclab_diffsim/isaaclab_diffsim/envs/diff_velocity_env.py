@@ -183,8 +183,7 @@ class DiffVelocityEnv(gym.Env):
         self.last_actions = actions
         self.episode_length_buf += 1  # before the observation: its gait clock is that of the new state
         obs = self._observations(q, qd, actions, base)
-        with torch.no_grad():
-            terminated = (q[:, 2] < cfg.min_base_height) | (base[2][:, 2] > cfg.max_gravity_z)
+        terminated = (q[:, 2] < cfg.min_base_height) | (base[2][:, 2] > cfg.max_gravity_z)  # bool: no graph
         if cfg.rewards.termination_penalty != 0.0:
             terms["termination_penalty"] = cfg.rewards.termination_penalty * terminated.float() * self.step_dt
             reward = reward + terms["termination_penalty"]

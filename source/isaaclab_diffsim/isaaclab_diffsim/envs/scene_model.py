@@ -16,12 +16,7 @@ import warp as wp
 
 import newton
 
-from ..assets.anymal_c import urdf_joint_limits
-
-LEG_ORDER = ("LF", "RF", "LH", "RH")
-"""Order of every per-foot list (the differentiable env's order, as in ``assets.anymal_c``)."""
-
-FOOT_COLLIDERS_EXPR = ".*_FOOT/sphere"
+from ..assets.anymal_c import LEGS, urdf_joint_limits
 
 
 class AnymalCScene:
@@ -46,7 +41,7 @@ class AnymalCScene:
         from isaaclab.utils import replace
         from isaaclab_newton.physics import NewtonManager
 
-        from ..assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG
+        from ..assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
         from ..assets.ground_plane import ground_plane_usd_path
         from ..physics.presets import diffsim_physics
 
@@ -62,7 +57,7 @@ class AnymalCScene:
             prim_path="/World/ground", terrain_type="usd", usd_path=str(ground_plane_usd_path())
         )
         scene_cfg.robot = robot_cfg
-        physics = diffsim_physics(collider_shapes_expr=FOOT_COLLIDERS_EXPR, **solver_kwargs)
+        physics = diffsim_physics(collider_shapes_expr=ANYMAL_C_FOOT_COLLIDERS_EXPR, **solver_kwargs)
         self.sim = SimulationContext(SimulationCfg(dt=float(sim_dt), device=str(device), physics=physics))
         try:
             self.scene = InteractiveScene(scene_cfg)
@@ -117,7 +112,7 @@ class AnymalCScene:
         worlds = np.arange(n)
         foot_bodies, foot_shapes = np.zeros((n, 4), np.int64), np.zeros((n, 4), np.int64)
         foot_centers = []
-        for k, leg in enumerate(LEG_ORDER):
+        for k, leg in enumerate(LEGS):  # the env's per-foot order, as for the URDF model
             body = worlds * nb + leaf.index(f"{leg}_FOOT")
             shapes = np.array([i for i, label in enumerate(model.shape_label) if label.endswith(f"/{leg}_FOOT/sphere")])
             shapes = shapes[np.argsort(shape_body[shapes])] if shapes.size else shapes

@@ -8,14 +8,10 @@ from isaaclab_tasks.contrib.velocity.config.anymal_c.flat_env_cfg import AnymalC
 from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.velocity_env_cfg import DoneTerm
 
-from isaaclab_diffsim.assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG
+from isaaclab_diffsim.assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
 from isaaclab_diffsim.assets.ground_plane import ground_plane_usd_path
 from isaaclab_diffsim.physics import DiffSimSolverCfg
 from isaaclab_diffsim.physics.presets import DiffSimPhysicsCfg
-
-
-FOOT_COLLIDERS_EXPR = ".*_FOOT/sphere"
-"""Shapes (by label) that collide under the DiffSim presets."""
 
 
 @configclass
@@ -41,7 +37,7 @@ class AnymalCFlatDiffSimEnvCfg(AnymalCFlatEnvCfg):
         self.sim.physics = DiffSimPhysicsCfg()
         for preset in vars(self.sim.physics).values():  # includes ``default``, a copy of diffsim_smoothed
             if isinstance(getattr(preset, "solver_cfg", None), DiffSimSolverCfg):
-                preset.solver_cfg.collider_shapes_expr = FOOT_COLLIDERS_EXPR
+                preset.solver_cfg.collider_shapes_expr = ANYMAL_C_FOOT_COLLIDERS_EXPR
         self.scene.num_envs = 64
         self.scene.robot = replace(ANYMAL_C_DIFFSIM_CFG, prim_path="{ENV_REGEX_NS}/Robot")
         self.scene.sky_light = None
