@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Main job: set up .venv if needed, then train ANYmal C with SHAC on the differentiable simulator
-# (smoothed contact, CPU-sized defaults: 64 envs, 200 iterations), export the policy (ONNX + TorchScript)
-# and evaluate it in hard contact. Extra arguments go to scripts/train.py (e.g. --max_iterations 50).
+# (smoothed contact, CPU-sized defaults: 64 envs, 1000 iterations of horizon 12), export the policy
+# (ONNX + TorchScript) and evaluate it in hard contact over 64 episodes. Extra arguments go to
+# scripts/train.py (e.g. --max_iterations 50).
 set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/setup_env.sh"  # also cds to the repo root
 exec .venv/bin/python scripts/train.py --task DiffSim-Velocity-Flat-AnymalC-Direct --algo shac "$@"

@@ -227,6 +227,47 @@ def test_gait_clock_and_foot_height_reference():
         DiffVelocityEnv(bad)
 
 
+def test_trajectory_generator_offsets_and_foot_lift():
+    """``gait.joint_swing_scale``: the targets of a leg in mid-swing are its default angles times (1 + scale), those
+    of a leg in stance are unchanged; with zero actions (kp 80, scale 1, hard contact) the robot steps in place: each
+    foot rises several cm during its swing and the base neither falls nor drifts."""
+    cfg = DiffVelocityEnvCfg(num_envs=2, contact_model="hard", kp=80.0)
+    cfg.gait.period_s, cfg.gait.joint_swing_scale = 0.4, 1.0
+    cfg.events.reset_base_velocity = 0.0
+    cfg.events.reset_joint_scale_range = (1.0, 1.0)
+    cfg.events.push_velocity = 0.0
+    env = DiffVelocityEnv(cfg)
+    env.reset()
+    env.episode_length_buf.fill_(5)  # a quarter of the period: LF, RH at mid-swing, RF, LH in stance
+    offsets = env.trajectory_generator_offsets()
+    legs = env.joint_legs
+    swing = (legs == 0) | (legs == 3)
+    torch.testing.assert_close(offsets[:, swing], env.default_leg[swing].expand(2, -1), atol=1e-6, rtol=0)
+    torch.testing.assert_close(offsets[:, ~swing], torch.zeros(2, int((~swing).sum())), atol=1e-6, rtol=0)
+    env.reset()
+    lift, start = torch.zeros(2, 4), None
+    original = env._rewards
+
+    def record(*args):
+        lift.copy_(torch.maximum(lift, env.foot_heights(args[-1])))
+        return original(*args)
+
+    env._rewards = record
+    with torch.no_grad():
+        for step in range(150):  # 3 s
+            if step == 50:
+                lift.zero_()
+                start = env.q[:, :2].clone()
+            _, _, terminated, _, _ = env.step(torch.zeros(2, 12))
+            assert not terminated.any()
+    assert (lift > 0.04).all(), lift
+    assert (env.q[:, :2] - start).norm(dim=1).max() < 0.3
+    with pytest.raises(ValueError):
+        bad = DiffVelocityEnvCfg(num_envs=2)
+        bad.gait.joint_swing_scale = 1.0  # needs a gait period
+        DiffVelocityEnv(bad)
+
+
 def test_termination_penalty_applies_to_failures_only():
     """``rewards.termination_penalty`` adds weight * dt to the reward of envs that fail (here: env 0 starts upside
     down) and nothing to the others; the term is logged like the other reward terms."""

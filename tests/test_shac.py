@@ -224,6 +224,28 @@ def test_nan_reward_skipped_counted_and_raises(tmp_path):
     assert not glob.glob(str(tmp_path / "model_[456].pt"))
 
 
+def test_exploding_actor_gradient_skips_actor_step_only():
+    """``max_actor_grad_norm``: an actor gradient whose norm is above the limit leaves the actor untouched (not even
+    clipped and applied), the critic is still fitted, and the skips are counted apart from non-finite iterations, so
+    they never stop training. Here the limit is below any real norm: every actor step is skipped."""
+    torch.manual_seed(0)
+    cfg = small_cfg(max_consecutive_nonfinite=2)
+    cfg.algorithm.max_actor_grad_norm = 1e-12
+    runner = ShacRunner(PointMassEnv(num_envs=4), cfg, log_dir=None, device="cpu")
+    actor = {k: v.clone() for k, v in runner.alg.policy.state_dict().items() if not k.startswith("critic")}
+    critic = {k: v.clone() for k, v in runner.alg.policy.critic.state_dict().items()}
+    runner.learn(4)
+    assert runner.alg.exploding_count == 4 and runner.alg.nonfinite_count == 0
+    state = runner.alg.policy.state_dict()
+    for k, v in actor.items():
+        assert torch.equal(state[k], v), k
+    assert any(not torch.equal(v, critic[k]) for k, v in runner.alg.policy.critic.state_dict().items())
+    runner.alg.cfg.max_actor_grad_norm = None
+    runner.learn(1)
+    assert runner.alg.exploding_count == 4
+    assert any(not torch.equal(runner.alg.policy.state_dict()[k], v) for k, v in actor.items())
+
+
 def test_env_floating_point_error_skips_iteration():
     env, runner = make_runner(max_consecutive_nonfinite=2)
     runner.learn(1)

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import warp as wp
 
-from ..assets.anymal_c import build_anymal_c_model
+from ..assets.anymal_c import LEGS, build_anymal_c_model
 from ..bridge import DiffSimulator
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg
 from .rotations import quat_rotate, quat_rotate_inverse, yaw_quat
@@ -81,6 +81,7 @@ class DiffVelocityEnv(gym.Env):
         self.foot_bodies = torch.as_tensor(info["foot_bodies"], device=self.device).long()
         self.foot_centers = torch.tensor(info["foot_centers"], device=self.device).repeat(self.num_envs, 1)
         self.gait_offsets = torch.tensor(cfg.gait.phase_offsets, device=self.device)
+        self.joint_legs = torch.tensor([LEGS.index(name[:2]) for name in info["joint_names"]], device=self.device)
         self.foot_radius = float(info["foot_radius"])
 
         n, dev = self.num_envs, self.device
@@ -171,6 +172,8 @@ class DiffVelocityEnv(gym.Env):
             raise ValueError(f"actions must have shape {(self.num_envs, NLEG)}, got {tuple(actions.shape)}")
         cfg = self.cfg
         targets_leg = self.default_leg + cfg.action_scale * actions
+        if cfg.gait.joint_swing_scale > 0:
+            targets_leg = targets_leg + self.trajectory_generator_offsets()
         targets = torch.cat([self.q.new_zeros(self.num_envs, 7), targets_leg], dim=1)
         prev_qd_leg = self.qd[:, 6:]
         out = self.sim.step(self.q, self.qd, targets)
@@ -223,6 +226,14 @@ class DiffVelocityEnv(gym.Env):
     def _gait_phase(self) -> torch.Tensor:
         """Gait clock in [0, 1): episode time over the gait period (restarts at every reset)."""
         return torch.remainder(self.episode_length_buf.float() * self.step_dt / self.cfg.gait.period_s, 1.0)
+
+    def trajectory_generator_offsets(self) -> torch.Tensor:
+        """Joint-target offsets (num_envs, 12) of the gait's trajectory generator at the current state's phase:
+        ``joint_swing_scale * max(sin(2 pi phase_f), 0) * default_leg`` for the joints of leg f."""
+        g = self.cfg.gait
+        phase = torch.remainder(self._gait_phase()[:, None] + self.gait_offsets, 1.0)
+        swing = torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)  # (N, 4): legs LF, RF, LH, RH
+        return g.joint_swing_scale * swing[:, self.joint_legs] * self.default_leg
 
     def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
         """Height of each foot sphere's lowest point above the ground, (num_envs, 4) in leg order LF, RF, LH, RH."""

@@ -67,6 +67,13 @@ class DiffGaitCfg:
     swing_height: float = 0.08
     phase_offsets: tuple[float, float, float, float] = (0.0, 0.5, 0.5, 0.0)
     foot_height_weight: float = -40.0
+    joint_swing_scale: float = 0.0
+    """Joint-space trajectory generator (off at 0): during the swing half of its cycle each leg's position
+    targets are bent by ``joint_swing_scale * sin(2 pi phase_f)`` times the leg's default angles, so the policy
+    acts as residuals on a stepping pattern (policies modulating trajectory generators, Iscen et al. 2018; ANYmal's
+    periodic foot-trajectory generator, Lee et al. 2020). ANYmal C's default pose has HAA 0 and HFE/KFE
+    bent in opposite directions, so the scaling folds the leg (lifts the foot) and leaves its abduction alone.
+    Part of the action term: a deployment adds the same offsets to the exported policy's targets."""
 
 
 @configclass
@@ -131,6 +138,9 @@ class DiffVelocityEnvCfg:
         if self.gait.period_s < 0 or self.gait.swing_height < 0:
             raise ValueError(f"gait.period_s and gait.swing_height must be >= 0, got {self.gait.period_s!r}, "
                              f"{self.gait.swing_height!r}")
+        if self.gait.joint_swing_scale < 0 or (self.gait.joint_swing_scale > 0 and self.gait.period_s <= 0):
+            raise ValueError(f"gait.joint_swing_scale must be >= 0 and needs gait.period_s > 0, got "
+                             f"{self.gait.joint_swing_scale!r} with period {self.gait.period_s!r}")
         if len(self.gait.phase_offsets) != 4:
             raise ValueError(f"gait.phase_offsets needs 4 entries (LF, RF, LH, RH), got {self.gait.phase_offsets!r}")
         for name, value in positive.items():

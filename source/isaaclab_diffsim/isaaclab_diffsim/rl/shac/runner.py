@@ -231,6 +231,8 @@ class ShacRunner:
             w.add_scalar("Policy/mean_std", stats["mean_std"], it)
             w.add_scalar("Policy/nonfinite_skipped", stats["nonfinite"], it)
             w.add_scalar("Policy/nonfinite_count", stats["nonfinite_count"], it)
+            w.add_scalar("Policy/exploding_skipped", stats["exploding_skipped"], it)
+            w.add_scalar("Policy/exploding_count", stats["exploding_count"], it)
             w.add_scalar("LR/actor", self.alg.actor_lr, it)
             w.add_scalar("LR/critic", self.alg.critic_lr, it)
             w.add_scalar("Train/mean_step_reward", stats["mean_step_reward"], it)
@@ -248,6 +250,8 @@ class ShacRunner:
             w.add_scalar("Perf/learning_time", learn_time, it)
 
         skip = f" | SKIPPED (non-finite, {self.alg.consecutive_nonfinite} in a row)" if stats["nonfinite"] else ""
+        if stats["exploding_skipped"]:
+            skip += f" | actor step skipped (gradient norm above {self.alg.cfg.max_actor_grad_norm:g})"
         print(
             f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {mean_return:.3f}"
             f" | ep_len {mean_length:.1f} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"

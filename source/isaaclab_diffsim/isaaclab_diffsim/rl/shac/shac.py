@@ -238,6 +238,7 @@ class SHAC:
         # Robustness counters (saved in checkpoints).
         self.nonfinite_count = 0
         self.consecutive_nonfinite = 0
+        self.exploding_count = 0
 
         # Critic data of one horizon (detached).
         h, n = self.horizon, num_envs
@@ -366,6 +367,7 @@ class SHAC:
             "actor_loss": nan, "grad_norm": nan, "actor_skipped": 1.0, "critic_loss": nan, "critic_skipped": 1.0,
             "mean_step_reward": nan, "target_value_mean": nan, "nonfinite": 1.0,
             "nonfinite_count": float(self.nonfinite_count), "mean_std": float(self.policy.std.detach().mean()),
+            "exploding_skipped": 0.0, "exploding_count": float(self.exploding_count),
         }  # fmt: skip
 
     @property
@@ -393,8 +395,8 @@ class SHAC:
     def update(self) -> dict[str, float]:
         """Actor step on the horizon's loss, critic fit, target-critic soft update.
 
-        A non-finite actor loss or gradient skips the actor step; non-finite critic data, loss or gradient
-        skip the critic step(s). Either marks the iteration as non-finite (``nonfinite_count``,
+        A non-finite actor loss or gradient skips the actor step, and so does a gradient norm above
+        ``max_actor_grad_norm`` (counted apart); non-finite critic data, loss or gradient skip the critic step(s). Either marks the iteration as non-finite (``nonfinite_count``,
         ``consecutive_nonfinite``). Returns scalar statistics.
         """
         if self._step != self.horizon:
@@ -405,7 +407,7 @@ class SHAC:
         # ---- actor
         loss = self.actor_loss
         self._actor_loss_sum = None
-        actor_skipped = False
+        actor_skipped = exploding = False
         stats["actor_loss"] = float(loss.detach())
         if not _is_finite(loss.detach()):
             actor_skipped, grad_norm = True, float("nan")
@@ -420,14 +422,21 @@ class SHAC:
             params = self.policy.actor_parameters()
             grad_norm_t = torch.nn.utils.clip_grad_norm_(params, max_norm)
             grad_norm = float(grad_norm_t)
+            limit = self.cfg.max_actor_grad_norm
             if not math.isfinite(grad_norm):
                 actor_skipped = True
+                self.actor_optimizer.zero_grad(set_to_none=True)
+            elif limit is not None and grad_norm > limit:
+                exploding = True
+                self.exploding_count += 1
                 self.actor_optimizer.zero_grad(set_to_none=True)
             else:
                 self.actor_optimizer.step()
         del loss
         stats["grad_norm"] = grad_norm
         stats["actor_skipped"] = float(actor_skipped)
+        stats["exploding_skipped"] = float(exploding)
+        stats["exploding_count"] = float(self.exploding_count)
 
         # ---- critic
         critic_skipped = False
@@ -501,6 +510,7 @@ class SHAC:
             "critic_optimizer_state_dict": self.critic_optimizer.state_dict(),
             "nonfinite_count": self.nonfinite_count,
             "consecutive_nonfinite": self.consecutive_nonfinite,
+            "exploding_count": self.exploding_count,
         }
 
     def load_state_dict(self, state: dict, load_optimizer: bool = True) -> None:
@@ -513,3 +523,4 @@ class SHAC:
             self.critic_optimizer.load_state_dict(state["critic_optimizer_state_dict"])
             self.nonfinite_count = int(state.get("nonfinite_count", 0))
             self.consecutive_nonfinite = int(state.get("consecutive_nonfinite", 0))
+            self.exploding_count = int(state.get("exploding_count", 0))

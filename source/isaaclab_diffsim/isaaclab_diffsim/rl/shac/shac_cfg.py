@@ -105,6 +105,13 @@ class ShacAlgorithmCfg:
     max_grad_norm: float = 1.0
     """Gradient-norm clip of actor and critic updates. SHAC: 1.0. The actor's norm before clipping is logged."""
 
+    max_actor_grad_norm: float | None = None
+    """If set, an actor step whose gradient norm before clipping is above this is skipped (the critic is still
+    fitted); counted in ``exploding_count`` and logged as ``Policy/exploding_skipped``, but not as a non-finite
+    iteration. SHAC has no such rule (None). Through contact, a horizon occasionally yields a gradient 1e3-1e18
+    times the usual norm; clipping keeps its size but not its direction, which is then noise from one trajectory.
+    """
+
     critic_iterations: int = 16
     """Epochs over the horizon's data when fitting the critic. SHAC: 16."""
 
