@@ -395,9 +395,10 @@ class SHAC:
     def update(self) -> dict[str, float]:
         """Actor step on the horizon's loss, critic fit, target-critic soft update.
 
-        A non-finite actor loss or gradient skips the actor step, and so does a gradient norm above
-        ``max_actor_grad_norm`` (counted apart); non-finite critic data, loss or gradient skip the critic step(s). Either marks the iteration as non-finite (``nonfinite_count``,
-        ``consecutive_nonfinite``). Returns scalar statistics.
+        A non-finite actor loss or gradient skips the actor step; non-finite critic data, loss or gradient
+        skip the critic step(s). Either marks the iteration as non-finite (``nonfinite_count``,
+        ``consecutive_nonfinite``). An actor gradient norm above ``max_actor_grad_norm`` also skips the actor
+        step, counted apart (``exploding_count``). Returns scalar statistics.
         """
         if self._step != self.horizon:
             raise RuntimeError(f"update() after {self._step} of {self.horizon} steps")
