@@ -230,10 +230,14 @@ class DiffVelocityEnv(gym.Env):
     def trajectory_generator_offsets(self) -> torch.Tensor:
         """Joint-target offsets (num_envs, 12) of the gait's trajectory generator at the current state's phase:
         ``joint_swing_scale * max(sin(2 pi phase_f), 0) * default_leg`` for the joints of leg f."""
-        g = self.cfg.gait
-        phase = torch.remainder(self._gait_phase()[:, None] + self.gait_offsets, 1.0)
-        swing = torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)  # (N, 4): legs LF, RF, LH, RH
-        return g.joint_swing_scale * swing[:, self.joint_legs] * self.default_leg
+        return self.cfg.gait.joint_swing_scale * self._swing_profile(0)[:, self.joint_legs] * self.default_leg
+
+    def _swing_profile(self, steps_ahead: int) -> torch.Tensor:
+        """Per foot (num_envs, 4; legs LF, RF, LH, RH) ``max(sin(2 pi phase_f), 0)``: a half sine during the swing
+        half of the foot's cycle, 0 in stance, at the clock of the state ``steps_ahead`` steps from now."""
+        t = (self.episode_length_buf.float() + steps_ahead) * self.step_dt / self.cfg.gait.period_s
+        phase = torch.remainder(t[:, None] + self.gait_offsets, 1.0)
+        return torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)
 
     def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
         """Height of each foot sphere's lowest point above the ground, (num_envs, 4) in leg order LF, RF, LH, RH."""
@@ -245,10 +249,7 @@ class DiffVelocityEnv(gym.Env):
         """Sum over feet of (foot height - reference)^2; the reference is a half sine during swing, 0 in stance.
 
         The phase is that of the state reached by this step (episode_length_buf + 1)."""
-        g = self.cfg.gait
-        t = (self.episode_length_buf.float() + 1.0) * self.step_dt / g.period_s
-        phase = torch.remainder(t[:, None] + self.gait_offsets, 1.0)
-        ref = torch.where(phase < 0.5, g.swing_height * torch.sin(2.0 * math.pi * phase), torch.zeros_like(phase))
+        ref = self.cfg.gait.swing_height * self._swing_profile(1)
         return ((self.foot_heights(body_q) - ref) ** 2).sum(1)
 
     def _torques(self, q, qd, targets_leg):
