@@ -163,6 +163,7 @@ class DiffVelocityEnv(gym.Env):
             "kappa": cfg.kappa,
             "margin": cfg.margin,
             "iterations": cfg.iterations,
+            "adjoint": cfg.adjoint,
             "actuator_saturation": cfg.actuator_saturation,
         }
 

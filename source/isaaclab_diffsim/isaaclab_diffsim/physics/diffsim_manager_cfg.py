@@ -36,7 +36,11 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     """Contacts with signed distance d <= margin take part [m]. None: 0.02 for smoothed, 0 otherwise."""
 
     iterations: int = 20
-    """Gauss-Seidel sweeps per step (fixed, unrolled)."""
+    """Gauss-Seidel sweeps per step (fixed)."""
+
+    adjoint: Literal["implicit", "unrolled"] = "implicit"
+    """Gradient of the contact solve: ``"implicit"`` (at the converged impulses, independent of the sweep count)
+    or ``"unrolled"`` (reverse mode through every sweep, for comparison)."""
 
     stabilization: float = 0.0
     """Baumgarte factor in [0, 1] pushing penetration out (0: plain velocity-level model)."""
@@ -77,6 +81,7 @@ class DiffSimSolverCfg(NewtonSolverCfg):
             "margin": self.margin is None or (finite(self.margin) and self.margin >= 0.0),
             "iterations": isinstance(self.iterations, int) and not isinstance(self.iterations, bool)
             and self.iterations >= 1,
+            "adjoint": self.adjoint in ("implicit", "unrolled"),
             "stabilization": finite(self.stabilization) and 0.0 <= self.stabilization <= 1.0,
             "ke": finite(self.ke) and self.ke >= 0.0,
             "kd": finite(self.kd) and self.kd >= 0.0,

@@ -458,21 +458,67 @@ def contact_jacobians(
         c_free[3 * c0 + r] = cf
 
 
-@wp.func
-def contact_update(G: wp.array(dtype=float), goff: int, m: int, row: int, r: wp.vec3, pn: float, pt1: float, pt2: float):
-    """One local step for contact block i with residual r = (G p + c)_i: the normal first (r_n = 1 / G_nn,
-    clamped at zero), then the tangential pair with one scalar step 1 / max(G_t1t1, G_t2t2) and the normal change folded in.
+SLIDE_ITERATIONS = wp.constant(8)
 
-    Returns the unprojected (normal, t1, t2); the normal is already non-negative.
+
+@wp.func
+def project_soc(z: wp.vec3, mu: float):
+    """Euclidean projection of (n, t1, t2) onto the Coulomb cone |t| <= mu n."""
+    s = wp.sqrt(z[1] * z[1] + z[2] * z[2])
+    out = z
+    if s > mu * z[0]:
+        if mu * s <= -z[0]:
+            out = wp.vec3(0.0)
+        else:
+            pn = (z[0] + mu * s) / (1.0 + mu * mu)
+            out = wp.vec3(pn, mu * pn * z[1] / s, mu * pn * z[2] / s)
+    return out
+
+
+@wp.func
+def local_contact_solve(
+    G: wp.array(dtype=float), goff: int, m: int, row: int, b: wp.vec3, mu: float, p_prev: wp.vec3
+):
+    """Coulomb solve of one contact block with the others frozen: p in the cone with r = G_ii p + b such that
+    p = 0 (separating: b_n >= 0), r = 0 (sticking: the 3x3 solve lands in the cone), or else sliding.
+
+    Sliding is solved by SLIDE_ITERATIONS projected steps on De Saxce's modified velocity,
+    p <- proj_K(p - rho (r + mu |r_t| e_n)) with rho = 1 / (Gershgorin bound of G_ii), from the previous
+    sweep's impulse (or the projected sticking solution): its fixed points are exactly Coulomb's sliding law.
+    A split normal-then-tangential step instead oscillates on articulated feet, whose normal-tangential
+    coupling |G_nt| can exceed G_nn (a period-2 cycle for a single sliding contact), and the closed-form
+    sliding solve p_n = -b_n / (G_nn - mu G_nt.t) breaks down there (Painleve's paradox).
     """
-    g_nn = wp.max(G[goff + row * m + row], CHOL_EPS)
-    pn_new = wp.max(pn - r[0] / g_nn, 0.0)
-    dn = pn_new - pn
-    r1 = r[1] + G[goff + (row + 1) * m + row] * dn
-    r2 = r[2] + G[goff + (row + 2) * m + row] * dn
-    # one isotropic step for the pair keeps a sliding contact's friction exactly opposite its slip velocity
-    g_tt = wp.max(wp.max(G[goff + (row + 1) * m + row + 1], G[goff + (row + 2) * m + row + 2]), CHOL_EPS)
-    return wp.vec3(pn_new, pt1 - r1 / g_tt, pt2 - r2 / g_tt)
+    out = wp.vec3(0.0)
+    if b[0] < 0.0:
+        A = wp.mat33(
+            G[goff + row * m + row], G[goff + row * m + row + 1], G[goff + row * m + row + 2],
+            G[goff + (row + 1) * m + row], G[goff + (row + 1) * m + row + 1], G[goff + (row + 1) * m + row + 2],
+            G[goff + (row + 2) * m + row], G[goff + (row + 2) * m + row + 1], G[goff + (row + 2) * m + row + 2],
+        )  # fmt: skip
+        reg = CHOL_EPS * wp.max(A[0, 0], 1.0)
+        stick = -(wp.inverse(A + wp.mat33(reg, 0.0, 0.0, 0.0, reg, 0.0, 0.0, 0.0, reg)) * b)
+        tn = wp.sqrt(stick[1] * stick[1] + stick[2] * stick[2])
+        if stick[0] > 0.0 and tn <= mu * stick[0]:
+            out = stick
+        else:
+            bound = wp.max(
+                wp.abs(A[0, 0]) + wp.abs(A[0, 1]) + wp.abs(A[0, 2]),
+                wp.max(
+                    wp.abs(A[1, 0]) + wp.abs(A[1, 1]) + wp.abs(A[1, 2]),
+                    wp.abs(A[2, 0]) + wp.abs(A[2, 1]) + wp.abs(A[2, 2]),
+                ),
+            )
+            rho = 1.0 / wp.max(bound, CHOL_EPS)
+            p = project_soc(stick, mu)
+            if p_prev[0] > 0.0:
+                p = p_prev
+            for _k in range(SLIDE_ITERATIONS):
+                r = A * p + b
+                rt = wp.sqrt(r[1] * r[1] + r[2] * r[2])
+                p = project_soc(p - rho * (r + wp.vec3(mu * rt, 0.0, 0.0)), mu)
+            out = p
+    return out
 
 
 @wp.func
@@ -498,6 +544,7 @@ def gauss_seidel_impulses(
     margin: float,
     stabilization: float,
     iterations: int,
+    keep_sweeps: int,
     dt: float,
     dist: wp.array(dtype=float),
     G: wp.array(dtype=float),
@@ -506,24 +553,35 @@ def gauss_seidel_impulses(
     p_hist: wp.array(dtype=float),
     res: wp.array(dtype=float),
     impulse: wp.array(dtype=float),
+    p_final: wp.array(dtype=float),
+    solve_residual: wp.array(dtype=float),
 ):
-    """Projected Gauss-Seidel on the Coulomb cone, a fixed number of sweeps (unrolled into p_hist).
+    """Projected Gauss-Seidel on the Coulomb cone, a fixed number of sweeps.
 
-    Relaxation per contact block: normal row with r = 1 / G_nn, then the tangential pair with an isotropic
-    step (see contact_update); projecting onto the cone then keeps the normal exact when sliding (no
-    spurious lift). Smoothed model: couplings G_ij p_j (j != i) are weighted by s(d_j) and the final
-    impulse is P_i = s(d_i) p_i. Hard model: s = 1 on active contacts (d <= margin), 0 otherwise.
+    Each contact block is solved exactly with the others frozen (local_contact_solve). Smoothed model:
+    couplings G_ij p_j (j != i) are weighted by s(d_j) and the final impulse is P_i = s(d_i) p_i. Hard
+    model: s = 1 on active contacts (d <= margin), 0 otherwise.
     Penetration stabilisation (Baumgarte): the normal target velocity is -stabilization * min(d, 0) / dt.
+
+    keep_sweeps != 0 stores every sweep in p_hist / res (what Warp's reverse mode replays, the unrolled
+    adjoint); 0 alternates two slots (the implicit adjoint needs only the solution). p_final receives the
+    unweighted solution p, solve_residual per articulation the largest impulse change of the last sweep [N s].
     """
     a = wp.tid()
     nc = topo.art_ncand[a]
     if nc == 0:
+        solve_residual[a] = 0.0
         return
     m = 3 * nc
     c0 = topo.art_cand_start[a]
     goff = topo.art_g_off[a]
-    poff = (iterations + 1) * 3 * c0
-    roff = iterations * 3 * c0
+    slots = 2
+    rslots = 1
+    if keep_sweeps != 0:
+        slots = iterations + 1
+        rslots = iterations
+    poff = slots * 3 * c0
+    roff = rslots * 3 * c0
     k = kappa[0]
     for i in range(nc):
         ci = c0 + i
@@ -539,14 +597,10 @@ def gauss_seidel_impulses(
         ci = c0 + i
         row = 3 * i
         bias = stabilization * wp.min(dist[ci], 0.0) / dt
-        p0 = contact_update(
-            G, goff, m, row, wp.vec3(c_free[3 * ci] + bias, c_free[3 * ci + 1], c_free[3 * ci + 2]), 0.0, 0.0, 0.0
-        )
-        pn = p0[0]
-        pt1 = p0[1]
-        pt2 = p0[2]
         mu = contact_mu(topo, ci)
-        pc = project_cone(pn, pt1, pt2, mu)
+        pc = local_contact_solve(
+            G, goff, m, row, wp.vec3(c_free[3 * ci] + bias, c_free[3 * ci + 1], c_free[3 * ci + 2]), mu, wp.vec3(0.0)
+        )
         act = float(0.0)
         if weight[ci] > 0.0:
             act = 1.0
@@ -554,17 +608,18 @@ def gauss_seidel_impulses(
         p_hist[poff + row + 1] = act * pc[1]
         p_hist[poff + row + 2] = act * pc[2]
     for it in range(iterations):
-        prev = poff + it * m
-        cur = poff + (it + 1) * m
-        racc = roff + it * m
+        prev = poff + (it % slots) * m
+        cur = poff + ((it + 1) % slots) * m
+        racc = roff + (it % rslots) * m
         for i in range(nc):
             ci = c0 + i
             row = 3 * i
             coupling = wp.vec3(0.0)
             for jc in range(nc):
-                wj = float(1.0)
+                wj = float(0.0)
                 src = prev
                 if jc != i:
+                    wj = 1.0
                     if contact_model == MODEL_SMOOTHED:
                         wj = weight[c0 + jc]
                     if jc < i:
@@ -591,23 +646,25 @@ def gauss_seidel_impulses(
                 res[racc + row + 1] + c_free[3 * ci + 1],
                 res[racc + row + 2] + c_free[3 * ci + 2],
             )
-            pc = contact_update(G, goff, m, row, r, p_hist[prev + row], p_hist[prev + row + 1], p_hist[prev + row + 2])
-            pn = pc[0]
-            pt1 = pc[1]
-            pt2 = pc[2]
-            mu = contact_mu(topo, ci)
-            pc = project_cone(pn, pt1, pt2, mu)
+            p_prev = wp.vec3(p_hist[prev + row], p_hist[prev + row + 1], p_hist[prev + row + 2])
+            pc = local_contact_solve(G, goff, m, row, r, contact_mu(topo, ci), p_prev)
             act = float(0.0)
             if weight[ci] > 0.0:
                 act = 1.0
             p_hist[cur + row] = act * pc[0]
             p_hist[cur + row + 1] = act * pc[1]
             p_hist[cur + row + 2] = act * pc[2]
-    last = poff + iterations * m
+    last = poff + (iterations % slots) * m
+    before = poff + ((iterations - 1) % slots) * m
+    delta = float(0.0)
     for i in range(nc):
         ci = c0 + i
         for rr in range(3):
-            impulse[3 * ci + rr] = weight[ci] * p_hist[last + 3 * i + rr]
+            pv = p_hist[last + 3 * i + rr]
+            p_final[3 * ci + rr] = pv
+            impulse[3 * ci + rr] = weight[ci] * pv
+            delta = wp.max(delta, wp.abs(pv - p_hist[before + 3 * i + rr]))
+    solve_residual[a] = delta
 
 
 @wp.kernel

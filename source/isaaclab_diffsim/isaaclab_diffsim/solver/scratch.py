@@ -15,7 +15,16 @@ from .topology import Layout
 class StepScratch:
     """Arrays written by one solver step. Accumulators are views into one zeroed float buffer."""
 
-    def __init__(self, layout: Layout, coord_count: int, body_count: int, iterations: int, device, requires_grad: bool):
+    def __init__(
+        self,
+        layout: Layout,
+        coord_count: int,
+        body_count: int,
+        sweep_slots: int,
+        device,
+        requires_grad: bool,
+    ):
+        """``sweep_slots``: Gauss-Seidel sweeps stored (iterations + 1 for the unrolled adjoint, else 2)."""
         D = max(layout.dof_count, 1)
         B = max(body_count, 1)
         C = max(layout.candidate_count, 1)
@@ -45,7 +54,9 @@ class StepScratch:
         self.w = zeros(D)
         self.dv = zeros(D)
         self.impulse = zeros(3 * C)
-        self.p_hist = zeros((iterations + 1) * 3 * C)
+        self.p_hist = zeros(sweep_slots * 3 * C)
+        self.p_final = zeros(3 * C)
+        self.solve_residual = zeros(max(layout.articulation_count, 1))
 
         sizes = {
             "L_acc": layout.h_size,
@@ -55,7 +66,7 @@ class StepScratch:
             "Z_acc": layout.j_size,
             "G": layout.g_size,
             "c_free": 3 * C,
-            "res": max(iterations, 1) * 3 * C,
+            "res": max(sweep_slots - 1, 1) * 3 * C,
         }
         self._acc = zeros(sum(sizes.values()))
         start = 0

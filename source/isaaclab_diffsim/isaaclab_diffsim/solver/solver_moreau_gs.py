@@ -8,11 +8,15 @@ import warp as wp
 import newton
 from newton.solvers import SolverBase
 
+import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) has no public accessor
+
 from . import kernels
+from .contact_adjoint import contact_adjoint
 from .scratch import StepScratch
 from .topology import build_layout
 
 CONTACT_MODELS = {"hard": 0, "smoothed": 1, "soft": 2}
+ADJOINTS = ("implicit", "unrolled")
 
 
 class SolverMoreauGS(SolverBase):
@@ -36,7 +40,12 @@ class SolverMoreauGS(SolverBase):
             Default 1000 (s = 0.007 at 5 mm separation). Differentiable through ``solver.kappa_array``.
         margin: contacts with signed distance d <= margin take part [m]. Default 0.02 for "smoothed",
             0.0 for "hard" (ignored by "soft", which acts in penetration only).
-        iterations: Gauss-Seidel sweeps (fixed, unrolled). Default 20.
+        iterations: Gauss-Seidel sweeps per step (fixed). Default 20.
+        adjoint: how gradients pass the contact solve. ``"implicit"`` (default): at the converged impulses,
+            by the implicit function theorem on the projected Gauss-Seidel fixed point with the active set and
+            slip directions frozen (see contact_adjoint.py); independent of the sweep count, no per-sweep
+            storage. ``"unrolled"``: Warp's reverse mode through every sweep (for comparison; its adjoint need
+            not contract and can explode with friction).
         stabilization: Baumgarte factor: the normal target velocity is -stabilization * min(d, 0) / dt.
             Default 0 (the plain velocity-level model of the paper: a landing's penetration is kept, not
             pushed out; a positive value removes it but, in smoothed mode, trades sinking for tangential creep
@@ -55,6 +64,7 @@ class SolverMoreauGS(SolverBase):
         kappa: float = 1000.0,
         margin: float | None = None,
         iterations: int = 20,
+        adjoint: str = "implicit",
         stabilization: float = 0.0,
         ke: float = 2.0e4,
         kd: float = 2.0e2,
@@ -63,6 +73,8 @@ class SolverMoreauGS(SolverBase):
     ):
         if contact_model not in CONTACT_MODELS:
             raise ValueError(f"contact_model must be one of {sorted(CONTACT_MODELS)}, got {contact_model!r}")
+        if adjoint not in ADJOINTS:
+            raise ValueError(f"adjoint must be one of {ADJOINTS}, got {adjoint!r}")
         if margin is None:
             margin = 0.02 if contact_model == "smoothed" else 0.0
         checks = {
@@ -82,6 +94,7 @@ class SolverMoreauGS(SolverBase):
         self.contact_model = contact_model
         self.margin = float(margin)
         self.iterations = int(iterations)
+        self.adjoint = adjoint
         self.stabilization = float(stabilization)
         self.ke, self.kd, self.kf = float(ke), float(kd), float(kf)
         self.actuator_saturation = float(actuator_saturation)
@@ -92,6 +105,7 @@ class SolverMoreauGS(SolverBase):
         self._last_dt = 1.0
         self._default_control = None
         self._zero_dofs = wp.zeros(max(model.joint_dof_count, 1), dtype=float, device=model.device)
+        self._adjoint_scratch = None
 
     @property
     def kappa(self) -> float:
@@ -107,22 +121,25 @@ class SolverMoreauGS(SolverBase):
         """Rebuild the layout (model arrays may have been replaced or shapes/joints changed)."""
         self.layout = build_layout(self.model)
         self._reuse = None
+        self._adjoint_scratch = None
+
+    def _new_scratch(self, requires_grad: bool) -> StepScratch:
+        model = self.model
+        slots = self.iterations + 1 if requires_grad and self.adjoint == "unrolled" else 2
+        return StepScratch(self.layout, model.joint_coord_count, model.body_count, slots, model.device, requires_grad)
 
     def _scratch(self, requires_grad: bool) -> StepScratch:
-        model = self.model
         if requires_grad:
-            return StepScratch(self.layout, model.joint_coord_count, model.body_count, self.iterations, model.device, True)
+            return self._new_scratch(True)
         if self._reuse is None:
-            self._reuse = StepScratch(self.layout, model.joint_coord_count, model.body_count, self.iterations, model.device, False)
+            self._reuse = self._new_scratch(False)
         else:
             self._reuse.zero_accumulators()
         return self._reuse
 
     def step_memory_bytes(self, requires_grad: bool = True) -> int:
         """Bytes of intermediate arrays one step allocates (kept alive by a tape when requires_grad)."""
-        model = self.model
-        sc = StepScratch(self.layout, model.joint_coord_count, model.body_count, self.iterations, model.device, requires_grad)
-        return sc.nbytes()
+        return self._new_scratch(requires_grad).nbytes()
 
     def step(self, state_in, state_out, control, contacts, dt: float) -> None:
         """Advance state_in by dt into state_out. ``contacts`` is not needed (ground contact is found inside)."""
@@ -203,6 +220,8 @@ class SolverMoreauGS(SolverBase):
                     device=device,
                 )
             else:
+                implicit = self.adjoint == "implicit"
+                unrolled_tape = requires_grad and not implicit
                 wp.launch(
                     kernels.gauss_seidel_impulses,
                     dim=n_art,
@@ -213,14 +232,19 @@ class SolverMoreauGS(SolverBase):
                         self.margin,
                         self.stabilization,
                         self.iterations,
+                        int(unrolled_tape),
                         dt,
                         sc.dist,
                         sc.G,
                         sc.c_free,
                     ],
-                    outputs=[sc.weight, sc.p_hist, sc.res, sc.impulse],
+                    outputs=[sc.weight, sc.p_hist, sc.res, sc.impulse, sc.p_final, sc.solve_residual],
                     device=device,
+                    record_tape=not implicit,
                 )
+                tape = _warp_context.runtime.tape
+                if implicit and requires_grad and tape is not None:
+                    self._record_contact_adjoint(tape, sc, dt)
         wp.launch(
             kernels.update_velocities,
             dim=n_art,
@@ -238,6 +262,64 @@ class SolverMoreauGS(SolverBase):
         newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
         self._last = sc
         self._last_dt = dt
+
+    def _record_contact_adjoint(self, tape: wp.Tape, sc: StepScratch, dt: float) -> None:
+        """Put the implicit adjoint of this step's contact solve on ``tape`` in place of the sweeps."""
+        lay = self.layout
+        if self._adjoint_scratch is None:
+            dev = self.model.device
+            C = max(lay.candidate_count, 1)
+            self._adjoint_scratch = (
+                wp.zeros(max(lay.g_size, 1), dtype=float, device=dev),
+                wp.zeros(3 * C, dtype=float, device=dev),
+                wp.zeros(C, dtype=int, device=dev),
+                wp.zeros(C, dtype=wp.vec3, device=dev),
+            )
+        M, y, kind, slip = self._adjoint_scratch
+        kappa = self.kappa_array
+        kappa_grad = kappa.grad if kappa.grad is not None else y
+        model_id = CONTACT_MODELS[self.contact_model]
+        stabilization = self.stabilization
+        device = self.model.device
+
+        def backward():
+            wp.launch(
+                contact_adjoint,
+                dim=lay.articulation_count,
+                inputs=[
+                    lay.topo,
+                    model_id,
+                    kappa,
+                    stabilization,
+                    dt,
+                    sc.dist,
+                    sc.G,
+                    sc.c_free,
+                    sc.weight,
+                    sc.p_final,
+                    sc.impulse.grad,
+                    M,
+                    y,
+                    kind,
+                    slip,
+                    sc.dist.grad,
+                    sc.G.grad,
+                    sc.c_free.grad,
+                    kappa_grad,
+                    int(kappa.grad is not None),
+                ],
+                device=device,
+                record_tape=False,
+            )
+
+        tape.record_func(backward, [sc.dist, sc.G, sc.c_free, sc.impulse])
+
+    def last_solve_residual(self) -> wp.array:
+        """Per articulation, the largest impulse change [N s] in the last Gauss-Seidel sweep of the last step
+        (0 without contact candidates or in soft mode): how far the forward solve is from its fixed point."""
+        if self._last is None:
+            raise RuntimeError("SolverMoreauGS: no step has been taken yet")
+        return self._last.solve_residual
 
     def update_contacts(self, contacts: newton.Contacts, state=None) -> None:
         """Write the last step's contact candidates and forces (impulse / dt) into ``contacts``.
