@@ -58,7 +58,7 @@ class Runner:
         elif kind == "mujoco_warp":
             self.solver = newton.solvers.SolverMuJoCo(self.model, use_mujoco_contacts=True)
         else:
-            self.solver = SolverMoreauGS(self.model, contact_model=kind)
+            self.solver = SolverMoreauGS(self.model, **solver_kwargs(kind))
         if kind in ("featherstone", "semi_implicit"):
             self.pipeline = newton.CollisionPipeline(self.model)
             self.contacts = self.pipeline.contacts()
@@ -97,10 +97,16 @@ def measure_forward(runner, steps, min_time):
     return steps / timed(lambda: runner.advance(steps), runner.device, min_time)
 
 
-def measure_backward(contact_model, worlds, device, horizon, min_time):
+def solver_kwargs(spec: str) -> dict:
+    """``"smoothed"`` or ``"smoothed/unrolled"``: contact model and (optionally) the contact-solve adjoint."""
+    contact_model, _, adjoint = spec.partition("/")
+    return {"contact_model": contact_model, **({"adjoint": adjoint} if adjoint else {})}
+
+
+def measure_backward(spec, worlds, device, horizon, min_time):
     """Wall times of one horizon: plain forward, taped forward, backward; tape bytes per step; grad finite."""
     model, _ = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT, requires_grad=True)
-    solver = SolverMoreauGS(model, contact_model=contact_model)
+    solver = SolverMoreauGS(model, **solver_kwargs(spec))
     control = model.control()
     states = [model.state(requires_grad=True) for _ in range(horizon + 1)]
     plain = [model.state() for _ in range(2)]
@@ -153,7 +159,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cpu")
     p.add_argument("--worlds", default=None, help='comma list (default "64,256,1024", +4096 on cuda)')
-    p.add_argument("--models", default="smoothed,hard,soft")
+    p.add_argument("--models", default="smoothed,smoothed/unrolled,hard,soft",
+                   help="contact models, each optionally /implicit or /unrolled (the contact-solve adjoint)")
     p.add_argument("--steps", type=int, default=50, help="forward steps per timed chunk")
     p.add_argument("--horizon", type=int, default=32, help="steps per forward+backward horizon")
     p.add_argument("--min-time", type=float, default=2.0, help="minimum wall seconds per measurement")
@@ -198,7 +205,7 @@ def main():
             r = runners[cm] = Runner(cm, W, device, FRAME_DT)
             sps = measure_forward(r, args.steps, args.min_time)
             ours[cm, W] = sps * FRAME_DT
-            row = f"{cm:>9} {W:>5} {sps * W:>10.0f} {sps * W * FRAME_DT:>10.2f} {zrange(r.base_z()):>12} |"
+            row = f"{cm:>17} {W:>5} {sps * W:>10.0f} {sps * W * FRAME_DT:>10.2f} {zrange(r.base_z()):>12} |"
             if not args.skip_backward:
                 fwd, tape, bwd, nbytes, finite = measure_backward(cm, W, device, H, args.min_time)
                 ours[cm, W, "ratio"] = (tape + bwd) / fwd
@@ -230,7 +237,7 @@ def main():
             peer_rows.append(((peers.index(name), W), row))
 
     print(f"SolverMoreauGS (dt {FRAME_DT * 1e3:g} ms); horizon {H} steps for fwd/bwd times")
-    print(f"{'contact':>9} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} | {'fwd' + str(H):>8} "
+    print(f"{'contact':>17} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} | {'fwd' + str(H):>8} "
           f"{'tape' + str(H):>8} {'bwd' + str(H):>8} {'(f+b)/fwd':>9} {'bwd/tape':>8} {'MiB/step':>8} "
           f"{'KiB/W/st':>8} {'grad':>5}")
     print("\n".join(row for _, row in sorted(ours_rows)) + "\n")

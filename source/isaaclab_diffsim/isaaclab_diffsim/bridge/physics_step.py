@@ -9,6 +9,10 @@ Alive per call until its backward runs and then released (if no backward runs: u
 garbage-collected): the tape, its ``substeps`` solver scratch sets (``solver.step_memory_bytes()`` each),
 ``substeps`` states (the last one the output tensors) with gradient buffers, and the input gradient
 buffers. :func:`tape_nbytes` measures it. ``retain_graph`` (a second backward) is not supported.
+
+Inside :func:`probe_substeps` every differentiable call also records per substep the solver's final Gauss-Seidel
+residual (forward) and the norms of the adjoints of joint_q and joint_qd (after its backward); off, it costs
+one check per call.
 """
 
 from __future__ import annotations
@@ -16,12 +20,63 @@ from __future__ import annotations
 import contextlib
 import weakref
 
+import numpy as np
 import torch
 import warp as wp
 
 import newton
 
 _LIVE = weakref.WeakSet()
+_PROBE: SubstepProbe | None = None
+
+
+class StepTrace:
+    """Per-substep diagnostics of one differentiable call (arrays of length ``substeps``, NaN until known).
+
+    ``residual``: max over articulations of the final Gauss-Seidel sweep's impulse change [N s]
+    (``solver.last_solve_residual()``; NaN when the solver does not report it). ``adjoint_q``, ``adjoint_qd``: norms
+    of the loss's gradient with respect to joint_q, joint_qd after each substep, filled by the backward;
+    ``adjoint_qd_world`` (substeps, worlds): the joint_qd norm per world.
+    """
+
+    def __init__(self, substeps: int, worlds: int):
+        nan = lambda *shape: np.full(shape, np.nan)  # noqa: E731
+        self.residual, self.adjoint_q, self.adjoint_qd = nan(substeps), nan(substeps), nan(substeps)
+        self.adjoint_qd_world = nan(substeps, worlds)
+
+    def after_substep(self, k: int, solver, state, tape: wp.Tape) -> None:
+        """Read the residual of substep k; mark the tape so that its backward reads the adjoint of ``state`` (the
+        substep's output) once complete: after the later substeps' adjoints, before Warp zeroes it in this one's."""
+        read = getattr(solver, "last_solve_residual", None)
+        res = read() if callable(read) else None
+        if res is not None and res.size > 0:
+            self.residual[k] = float(np.abs(res.numpy()).max())
+        tape.record_func(lambda: self._read_adjoint(k, state), [])
+
+    def _read_adjoint(self, k: int, state) -> None:
+        gq, gqd = state.joint_q.grad.numpy(), state.joint_qd.grad.numpy()
+        self.adjoint_q[k], self.adjoint_qd[k] = np.linalg.norm(gq), np.linalg.norm(gqd)
+        worlds = self.adjoint_qd_world.shape[1]
+        if gqd.size % worlds == 0:
+            self.adjoint_qd_world[k] = np.linalg.norm(gqd.reshape(worlds, -1), axis=1)
+
+
+class SubstepProbe:
+    """The :class:`StepTrace` of every differentiable call made inside :func:`probe_substeps`, in call order."""
+
+    def __init__(self):
+        self.steps: list[StepTrace] = []
+
+
+@contextlib.contextmanager
+def probe_substeps():
+    """Trace the differentiable calls made inside (forward residuals; adjoints once their backward has run)."""
+    global _PROBE
+    previous, _PROBE = _PROBE, SubstepProbe()
+    try:
+        yield _PROBE
+    finally:
+        _PROBE = previous
 
 
 class StepRecord:
@@ -71,14 +126,17 @@ def new_state(model: newton.Model, requires_grad: bool) -> newton.State:
     return s
 
 
-def run_substeps(solver, chain, control, kappa, dt):
-    """Step chain[k] -> chain[k + 1] for every k (a chain may reuse state objects), with ``kappa`` bound."""
+def run_substeps(solver, chain, control, kappa, dt, after=None):
+    """Step chain[k] -> chain[k + 1] for every k (a chain may reuse state objects), with ``kappa`` bound;
+    ``after(k, solver)`` is called after substep k when given."""
     saved = solver.kappa_array
     if kappa is not None:
         solver.kappa_array = kappa
     try:
-        for src, dst in zip(chain[:-1], chain[1:]):
+        for k, (src, dst) in enumerate(zip(chain[:-1], chain[1:])):
             solver.step(src, dst, control, None, dt)
+            if after is not None:
+                after(k, solver)
     finally:
         solver.kappa_array = saved
 
@@ -129,8 +187,13 @@ class PhysicsStepFunction(torch.autograd.Function):
             states = [s0] + [new_state(model, True) for _ in range(substeps - 1)] + [last]
             ctrl = make_control(model, tq, f)
             tape = wp.Tape() if any(need) else None
+            after = None
+            if _PROBE is not None and tape is not None:
+                trace = StepTrace(substeps, max(model.world_count, 1))
+                _PROBE.steps.append(trace)
+                after = lambda k, solver: trace.after_substep(k, solver, states[k + 1], tape)  # noqa: E731
             with tape if tape is not None else contextlib.nullcontext():
-                run_substeps(solver, states, ctrl, kap, dt)  # a distinct state per substep
+                run_substeps(solver, states, ctrl, kap, dt, after)  # a distinct state per substep
         ctx.record = StepRecord(tape, out_grads, (gq, gqd, gtq, gf, gk)) if tape is not None else None
         ctx.kappa_shape = None if kappa is None else kappa.shape
         ctx.save_for_backward(joint_q, joint_qd, joint_target_q, joint_f, kappa, *outs)  # in-place edit checks

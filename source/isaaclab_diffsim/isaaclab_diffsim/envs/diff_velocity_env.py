@@ -202,8 +202,10 @@ class DiffVelocityEnv(gym.Env):
         if any_done:
             extras["episode"] = self._episode_log(done)
             self._reset_done(done)
-        self._interval_events()
-        self.obs = self._observations(self.q, self.qd, self.last_actions) if any_done else obs
+        events_changed_state = self._interval_events()
+        if any_done or events_changed_state:  # the observation of the state the next action sees
+            obs = self._observations(self.q, self.qd, self.last_actions)
+        self.obs = obs
         return self.obs, reward, terminated, truncated, extras
 
     # ------------------------------------------------------------------ MDP
@@ -331,10 +333,24 @@ class DiffVelocityEnv(gym.Env):
         self.qd = torch.where(d, qd_new, self.qd)
         self._reset_buffers(done)
 
+    def _interval_events(self) -> bool:
+        """Command resampling and pushes; returns whether either happened (the observation is then stale).
+
+        A push adds a velocity to ``qd`` outside ``no_grad``: the kick is a constant, so the gradient flows
+        through the pushed state (cutting it there would drop the velocity gradient of every env)."""
+        with torch.no_grad():
+            self.command_time += self.step_dt
+            resample = self.command_time >= self.cfg.commands.resampling_time_s
+            changed = bool(resample.any())
+            kick = self._resample_and_sample_pushes(resample)
+        if kick is not None:
+            self.qd = self.qd + kick
+            changed = True
+        return changed
+
     @torch.no_grad()
-    def _interval_events(self):
-        self.command_time += self.step_dt
-        resample = self.command_time >= self.cfg.commands.resampling_time_s
+    def _resample_and_sample_pushes(self, resample: torch.Tensor) -> torch.Tensor | None:
+        """Resample the due commands; return the velocity change of the pushed envs (None if none is pushed)."""
         if resample.any():
             c = self.cfg.commands
             n = self.num_envs
@@ -349,8 +365,9 @@ class DiffVelocityEnv(gym.Env):
             kick = torch.zeros_like(self.qd)
             v = self.cfg.events.push_velocity
             kick[:, 0:2] = self._uniform((self.num_envs, 2), -v, v)
-            self.qd = self.qd + kick * push[:, None]
             self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
+            return kick * push[:, None]
+        return None
 
     @torch.no_grad()
     def _apply_startup_events(self):

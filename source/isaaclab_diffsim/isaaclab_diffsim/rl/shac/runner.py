@@ -15,7 +15,8 @@ The environment interface the runner needs (a differentiable vectorised env)::
 
 The runner does not seed the global RNGs; callers do (``torch.manual_seed(cfg.seed)`` etc.). Checkpoints
 store the RNG states, so a resumed run continues bit for bit when the env also provides
-``get_state``/``set_state``.
+``get_state``/``set_state``. With a ``log_dir``, horizons with a bad actor gradient are captured for replay
+(``cfg.capture_grad_norm``, :mod:`.capture`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .shac import SHAC, ShacInferencePolicy
+from .capture import HorizonCapture
+from .capture import detached as _detached
+from .shac import SHAC, ShacInferencePolicy, sync_device
 from .shac_cfg import ShacRunnerCfg
 
 
@@ -78,6 +81,8 @@ class ShacRunner:
         self.last_good_checkpoint: str | None = None
         self.interrupted = False
         self.writer = None
+        self.last_stats: dict[str, float] = {}
+        self.capture = HorizonCapture(cfg, None if log_dir is None else os.path.join(log_dir, "bad_horizons"))
 
         # Episode bookkeeping (detached), as in rsl_rl's Logger.
         self._cur_return = torch.zeros(self.num_envs, device=self.device)
@@ -97,7 +102,8 @@ class ShacRunner:
         saves a checkpoint, sets ``self.interrupted`` and returns. A
         ``FloatingPointError`` raised by ``env.step`` (non-finite state) aborts the horizon and counts as a
         skipped iteration. Raises RuntimeError after ``max_consecutive_nonfinite`` consecutive iterations with
-        a skipped update.
+        a skipped update. Bad horizons are captured (see :class:`HorizonCapture`). Times per iteration: forward
+        (rollout), backward (the actor loss's, through the physics) and the rest of the update.
         """
         if self.log_dir is not None and self.writer is None:
             from torch.utils.tensorboard import SummaryWriter
@@ -112,6 +118,7 @@ class ShacRunner:
             previous_sigterm = signal.signal(signal.SIGTERM, _interrupt_on_signal)
         try:
             for it in range(start_it, end_it):
+                self.capture.begin(self)
                 t0 = time.perf_counter()
                 self.alg.update_learning_rate(it)
                 try:
@@ -119,18 +126,24 @@ class ShacRunner:
                     failed = None
                 except FloatingPointError as err:  # the env refused a non-finite state: skip like a NaN loss
                     failed = err
+                sync_device(self.device)
                 t1 = time.perf_counter()
                 if failed is None:
                     stats = self.alg.update()
                 else:
                     print(f"[SHAC] rollout failed at iteration {it + 1}: {failed}")
                     stats = self.alg.skip_iteration()
+                sync_device(self.device)
                 t2 = time.perf_counter()
+                stats["forward_time"] = t1 - t0
+                stats["update_time"] = max(t2 - t1 - stats["backward_time"], 0.0)
+                self.last_stats = stats
 
                 self.current_learning_iteration = it + 1
                 self.total_samples += self.horizon * self.num_envs
                 self.wall_time += t2 - t0
                 self._log(it, end_it, stats, t1 - t0, t2 - t1)
+                self.capture.end(self, it + 1, stats, None if failed is None else str(failed))
 
                 if self.alg.consecutive_nonfinite >= int(self.cfg.max_consecutive_nonfinite):
                     where = self.last_good_checkpoint or "none saved yet in this run"
@@ -161,10 +174,11 @@ class ShacRunner:
             if self.writer is not None:
                 self.writer.flush()
 
-    def _rollout(self, update_normalizer: bool, bookkeeping: bool) -> None:
-        """One horizon from the env's current state, graph kept (when grad is enabled)."""
+    def _rollout(self, update_normalizer: bool, bookkeeping: bool, obs: torch.Tensor | None = None) -> None:
+        """One horizon from the env's current state, graph kept (when grad is enabled); ``obs`` replaces the env's
+        observation of that state (a captured horizon's)."""
         self.env.detach()
-        obs = self.env.get_observations().detach().to(self.device)
+        obs = (self.env.get_observations() if obs is None else obs).detach().to(self.device)
         self.alg.begin_horizon(obs, update_normalizer=update_normalizer)
         for _ in range(self.horizon):
             actions = self.alg.act(obs)
@@ -185,6 +199,19 @@ class ShacRunner:
             loss = float(self.alg.actor_loss)
         self.alg.abort_horizon()
         return loss
+
+    def actor_gradient(self, obs: torch.Tensor | None = None) -> tuple[float, float]:
+        """(actor loss, actor gradient norm before clipping, as :meth:`SHAC.update` measures it) of one horizon
+        from the env's current state, without any update; normaliser frozen, the global RNG drawn from.
+        ``obs`` replaces the env's observation of that state (see :meth:`_rollout`)."""
+        try:
+            self._rollout(update_normalizer=False, bookkeeping=False, obs=obs)
+            loss = self.alg.actor_loss
+            grads = torch.autograd.grad(loss, self.alg.policy.actor_parameters(), allow_unused=True)
+        finally:
+            self.alg.abort_horizon()
+        norm = torch.nn.utils.get_total_norm([g for g in grads if g is not None])
+        return float(loss.detach()), float(norm)
 
     @torch.no_grad()
     def _process_episode_stats(self, rew, terminated, truncated, extras) -> None:
@@ -248,6 +275,9 @@ class ShacRunner:
             w.add_scalar("Perf/fps", fps, it)
             w.add_scalar("Perf/collection_time", collect_time, it)
             w.add_scalar("Perf/learning_time", learn_time, it)
+            w.add_scalar("Perf/forward_time", stats["forward_time"], it)
+            w.add_scalar("Perf/backward_time", stats["backward_time"], it)
+            w.add_scalar("Perf/update_time", stats["update_time"], it)
 
         skip = f" | SKIPPED (non-finite, {self.alg.consecutive_nonfinite} in a row)" if stats["nonfinite"] else ""
         if stats["exploding_skipped"]:
@@ -255,7 +285,8 @@ class ShacRunner:
         print(
             f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {mean_return:.3f}"
             f" | ep_len {mean_length:.1f} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
-            f" | grad {stats['grad_norm']:.3g} | std {stats['mean_std']:.3f} | {fps:.0f} fps{skip}",
+            f" | grad {stats['grad_norm']:.3g} | std {stats['mean_std']:.3f} | {fps:.0f} fps | fwd"
+            f" {stats['forward_time']:.2f} s bwd {stats['backward_time']:.2f} s upd {stats['update_time']:.2f} s{skip}",
             flush=True,
         )
 
@@ -381,15 +412,3 @@ class _ExportablePolicy(torch.nn.Module):
     def __init__(self, actor: torch.nn.Sequential):
         super().__init__()
         self.actor = actor
-
-
-def _detached(x):
-    if isinstance(x, torch.Tensor):
-        return x.detach().clone()
-    if isinstance(x, dict):
-        return {k: _detached(v) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*(_detached(v) for v in x))
-    if isinstance(x, (list, tuple)):
-        return type(x)(_detached(v) for v in x)
-    return x

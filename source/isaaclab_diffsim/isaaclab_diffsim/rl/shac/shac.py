@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
+import time
 from typing import TYPE_CHECKING
 
 import torch
@@ -183,6 +184,12 @@ class ShacInferencePolicy(nn.Module):
 
 def _is_finite(x: torch.Tensor) -> bool:
     return bool(torch.isfinite(x).all())
+
+
+def sync_device(device: torch.device) -> None:
+    """Wait for queued CUDA work (Warp runs on torch's stream), so that host timers measure it; no-op on CPU."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 class SHAC:
@@ -367,7 +374,7 @@ class SHAC:
             "actor_loss": nan, "grad_norm": nan, "actor_skipped": 1.0, "critic_loss": nan, "critic_skipped": 1.0,
             "mean_step_reward": nan, "target_value_mean": nan, "nonfinite": 1.0,
             "nonfinite_count": float(self.nonfinite_count), "mean_std": float(self.policy.std.detach().mean()),
-            "exploding_skipped": 0.0, "exploding_count": float(self.exploding_count),
+            "exploding_skipped": 0.0, "exploding_count": float(self.exploding_count), "backward_time": 0.0,
         }  # fmt: skip
 
     @property
@@ -398,7 +405,8 @@ class SHAC:
         A non-finite actor loss or gradient skips the actor step; non-finite critic data, loss or gradient
         skip the critic step(s). Either marks the iteration as non-finite (``nonfinite_count``,
         ``consecutive_nonfinite``). An actor gradient norm above ``max_actor_grad_norm`` also skips the actor
-        step, counted apart (``exploding_count``). Returns scalar statistics.
+        step, counted apart (``exploding_count``). Returns scalar statistics; ``backward_time`` is the seconds of
+        the actor loss's backward (through the physics).
         """
         if self._step != self.horizon:
             raise RuntimeError(f"update() after {self._step} of {self.horizon} steps")
@@ -409,6 +417,7 @@ class SHAC:
         loss = self.actor_loss
         self._actor_loss_sum = None
         actor_skipped = exploding = False
+        backward_time = 0.0
         stats["actor_loss"] = float(loss.detach())
         if not _is_finite(loss.detach()):
             actor_skipped, grad_norm = True, float("nan")
@@ -419,7 +428,11 @@ class SHAC:
                     " rewards/observations are not differentiable functions of the actions."
                 )
             self.actor_optimizer.zero_grad(set_to_none=True)
+            sync_device(self.device)
+            t0 = time.perf_counter()
             loss.backward()
+            sync_device(self.device)
+            backward_time = time.perf_counter() - t0
             params = self.policy.actor_parameters()
             grad_norm_t = torch.nn.utils.clip_grad_norm_(params, max_norm)
             grad_norm = float(grad_norm_t)
@@ -435,6 +448,7 @@ class SHAC:
                 self.actor_optimizer.step()
         del loss
         stats["grad_norm"] = grad_norm
+        stats["backward_time"] = backward_time
         stats["actor_skipped"] = float(actor_skipped)
         stats["exploding_skipped"] = float(exploding)
         stats["exploding_count"] = float(self.exploding_count)

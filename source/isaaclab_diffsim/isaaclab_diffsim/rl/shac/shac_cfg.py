@@ -159,6 +159,14 @@ class ShacRunnerCfg:
     """Training stops with a RuntimeError (naming the last good checkpoint) after this many consecutive
     iterations whose actor or critic update was skipped because a loss or gradient was not finite."""
 
+    capture_grad_norm: float | None = 100.0
+    """Horizons whose actor gradient norm (before clipping) is above this, or not finite, are written to
+    ``<log_dir>/bad_horizons/horizon_<iteration>.pt`` with everything needed to recompute them
+    (``scripts/tools/replay_horizon.py``). None disables capture (and the per-iteration snapshot it needs)."""
+
+    max_captures: int = 5
+    """At most this many horizons are captured per runner (bounds disk use)."""
+
     experiment_name: str = "shac"
     """The experiment name (log directory ``logs/shac/<experiment_name>``)."""
 
