@@ -287,3 +287,19 @@ def test_termination_penalty_applies_to_failures_only():
     expected = torch.tensor([-100.0 * env.step_dt, 0.0, 0.0, 0.0])
     torch.testing.assert_close(rewards[-100.0] - rewards[0.0], expected, atol=1e-5, rtol=0)
     assert "Episode_Reward/termination_penalty" in extras["episode"]
+
+
+def test_push_keeps_the_gradient_and_the_observation_is_current():
+    """A push adds a constant velocity: the pushed state still depends on earlier actions, and the returned
+    observation is that of the pushed state (it used to be computed before the push, under no_grad)."""
+    env = make_env()
+    env.cfg.events.push_interval_s = (0.0, 0.0)  # every env is pushed at every step
+    env.push_time.zero_()
+    env.reset()
+    env.push_time.zero_()
+    a1 = torch.zeros(4, 12, requires_grad=True)
+    obs, _, _, _, _ = env.step(a1)
+    assert env.qd.grad_fn is not None, "the push cut the graph of the velocity"
+    grad = torch.autograd.grad(env.qd[:, :2].sum(), a1)[0]
+    assert torch.count_nonzero(grad) > 0
+    assert torch.allclose(obs, env._observations(env.q, env.qd, env.last_actions))
