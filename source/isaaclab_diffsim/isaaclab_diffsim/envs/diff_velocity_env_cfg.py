@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from isaaclab.utils import configclass
 
+from ..solver import ADJOINTS, DEFAULT_ADJOINT
+
 
 @configclass
 class DiffRewardsCfg:
@@ -112,7 +114,7 @@ class DiffVelocityEnvCfg:
     kappa: float = 1000.0
     margin: float | None = None
     iterations: int = 20
-    adjoint: str = "implicit"
+    adjoint: str = DEFAULT_ADJOINT
     # terminations (failures): base below this height [m], or tilted so that gravity's z in the base frame > this
     min_base_height: float = 0.3
     max_gravity_z: float = -0.5
@@ -126,8 +128,8 @@ class DiffVelocityEnvCfg:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
         if self.asset_source not in ("urdf", "usd", "isaaclab"):
             raise ValueError(f"asset_source must be urdf, usd or isaaclab, got {self.asset_source!r}")
-        if self.adjoint not in ("implicit", "unrolled"):
-            raise ValueError(f"adjoint must be implicit or unrolled, got {self.adjoint!r}")
+        if self.adjoint not in ADJOINTS:
+            raise ValueError(f"adjoint must be one of {ADJOINTS}, got {self.adjoint!r}")
         if self.contact_model not in ("smoothed", "hard", "soft"):
             raise ValueError(f"contact_model must be smoothed, hard or soft, got {self.contact_model!r}")
         positive = {

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Literal
 from isaaclab.utils import configclass
 from isaaclab_newton.physics.newton_manager_cfg import NewtonSolverCfg
 
+from ..solver import ADJOINTS, DEFAULT_ADJOINT
+
 if TYPE_CHECKING:
     from isaaclab_newton.physics import NewtonManager
 
@@ -38,9 +40,9 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     iterations: int = 20
     """Gauss-Seidel sweeps per step (fixed)."""
 
-    adjoint: Literal["implicit", "unrolled"] = "implicit"
-    """Gradient of the contact solve: ``"implicit"`` (at the converged impulses, independent of the sweep count)
-    or ``"unrolled"`` (reverse mode through every sweep, for comparison)."""
+    adjoint: Literal["unrolled", "implicit"] = DEFAULT_ADJOINT
+    """Gradient of the contact solve: ``"unrolled"`` (reverse mode through every sweep) or ``"implicit"`` (at the
+    converged impulses, independent of the sweep count); see ``SolverMoreauGS``."""
 
     stabilization: float = 0.0
     """Baumgarte factor in [0, 1] pushing penetration out (0: plain velocity-level model)."""
@@ -81,7 +83,7 @@ class DiffSimSolverCfg(NewtonSolverCfg):
             "margin": self.margin is None or (finite(self.margin) and self.margin >= 0.0),
             "iterations": isinstance(self.iterations, int) and not isinstance(self.iterations, bool)
             and self.iterations >= 1,
-            "adjoint": self.adjoint in ("implicit", "unrolled"),
+            "adjoint": self.adjoint in ADJOINTS,
             "stabilization": finite(self.stabilization) and 0.0 <= self.stabilization <= 1.0,
             "ke": finite(self.ke) and self.ke >= 0.0,
             "kd": finite(self.kd) and self.kd >= 0.0,

@@ -1,5 +1,5 @@
 """Differentiable Moreau / Gauss-Seidel solver (Warp + Newton only; no torch, no isaaclab)."""
 
-from .solver_moreau_gs import CONTACT_MODELS, SolverMoreauGS
+from .solver_moreau_gs import ADJOINTS, CONTACT_MODELS, DEFAULT_ADJOINT, SolverMoreauGS
 
-__all__ = ["CONTACT_MODELS", "SolverMoreauGS"]
+__all__ = ["ADJOINTS", "CONTACT_MODELS", "DEFAULT_ADJOINT", "SolverMoreauGS"]

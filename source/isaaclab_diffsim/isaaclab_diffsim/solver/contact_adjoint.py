@@ -39,6 +39,12 @@ SLIP_TOL = wp.constant(1.0e-4)
 # Tikhonov term on the constraint rows, relative to the contact's G_nn (keeps redundant sticking contacts,
 # e.g. eight box corners on 18 dofs, solvable; about 1e-5 relative bias on well-posed ones)
 REGULARIZATION = wp.constant(1.0e-5)
+# When the solve amplifies g by more than MAX_GAIN (in units of 1 / max G_rr), A is nearly singular: a sliding
+# foot whose normal-tangential coupling cancels its normal response (G_nn - mu G_nt.n ~ 0, Painleve), or a solve
+# stopped far from its fixed point. The exact sensitivity is then unbounded or meaningless; the system is solved
+# again with FALLBACK_REGULARIZATION, which bounds the gain at about its inverse.
+MAX_GAIN = wp.constant(1.0e3)
+FALLBACK_REGULARIZATION = wp.constant(1.0e-2)
 
 
 @wp.func
@@ -67,70 +73,31 @@ def load_p(p: wp.array(dtype=float), ci: int):
     return wp.vec3(p[3 * ci], p[3 * ci + 1], p[3 * ci + 2])
 
 
-@wp.kernel
-def contact_adjoint(
+@wp.func
+def solve_adjoint_system(
     topo: Topology,
     contact_model: int,
-    kappa: wp.array(dtype=float),
-    stabilization: float,
-    dt: float,
-    dist: wp.array(dtype=float),
     G: wp.array(dtype=float),
-    c_free: wp.array(dtype=float),
     weight: wp.array(dtype=float),
-    p_final: wp.array(dtype=float),
     adj_impulse: wp.array(dtype=float),
     M: wp.array(dtype=float),
     y: wp.array(dtype=float),
     kind: wp.array(dtype=int),
     slip: wp.array(dtype=wp.vec3),
-    adj_dist: wp.array(dtype=float),
-    adj_G: wp.array(dtype=float),
-    adj_c_free: wp.array(dtype=float),
-    adj_kappa: wp.array(dtype=float),
-    write_kappa: int,
+    nc: int,
+    c0: int,
+    goff: int,
+    regularization: float,
 ):
-    """Accumulate dL/d(dist, G, c_free, kappa) from dL/d(impulse) at the converged impulses (one articulation
-    per thread). M (G-sized), y (3 per candidate), kind and slip (1 per candidate) are scratch."""
-    a = wp.tid()
-    nc = topo.art_ncand[a]
-    if nc == 0:
-        return
+    """Build A^T (rows of the linearised fixed-point conditions, see the module docstring) into M and solve
+    A^T y = g in place; returns the gain max|y| max(G_rr) / max|g| (1 to ~100 when A is well conditioned)."""
     m = 3 * nc
-    c0 = topo.art_cand_start[a]
-    goff = topo.art_g_off[a]
-
-    # active set and slip directions at the solution
-    for i in range(nc):
-        ci = c0 + i
-        p = load_p(p_final, ci)
-        k = KIND_SEPARATED
-        sl = wp.vec3(0.0)
-        if weight[ci] > 0.0 and p[0] > 0.0:
-            k = KIND_STICKING
-            lim = contact_mu(topo, ci) * p[0]
-            tn = wp.sqrt(p[1] * p[1] + p[2] * p[2])
-            if lim <= 0.0:
-                k = KIND_FRICTIONLESS
-            elif tn >= lim * (1.0 - SLIP_TOL):
-                k = KIND_SLIDING
-                n1 = -p[1] / tn
-                n2 = -p[2] / tn
-                rv = wp.vec3(c_free[3 * ci], c_free[3 * ci + 1], c_free[3 * ci + 2])
-                for j in range(nc):
-                    rv += coupling_weight(contact_model, weight, c0 + j, i, j) * g_block_row(
-                        G, goff, m, 3 * i, 3 * j, load_p(p_final, c0 + j)
-                    )
-                sl = wp.vec3(n1, n2, wp.max(rv[1] * n1 + rv[2] * n2, 0.0) / lim)
-        kind[ci] = k
-        slip[ci] = sl
-
     # M = A^T, row-major: M[col * m + row] = A[row, col]
     for i in range(nc):
         ci = c0 + i
         row = 3 * i
         k = kind[ci]
-        reg = REGULARIZATION * wp.max(G[goff + row * m + row], CHOL_EPS)
+        reg = regularization * wp.max(G[goff + row * m + row], CHOL_EPS)
         n1 = slip[ci][0]
         n2 = slip[ci][1]
         e1 = -n2
@@ -216,6 +183,87 @@ def contact_adjoint(
         for c in range(r + 1, m):
             acc = acc - M[goff + r * m + c] * y[y0 + c]
         y[y0 + r] = acc / M[goff + r * m + r]
+
+    g_max = float(0.0)
+    y_max = float(0.0)
+    diag = float(0.0)
+    for r in range(m):
+        y_max = wp.max(y_max, wp.abs(y[y0 + r]))
+        g_max = wp.max(g_max, wp.abs(weight[c0 + r // 3] * adj_impulse[3 * c0 + r]))
+        diag = wp.max(diag, G[goff + r * m + r])
+    gain = float(0.0)
+    if g_max > 0.0:
+        gain = y_max * diag / g_max
+    return gain
+
+
+@wp.kernel
+def contact_adjoint(
+    topo: Topology,
+    contact_model: int,
+    kappa: wp.array(dtype=float),
+    stabilization: float,
+    dt: float,
+    dist: wp.array(dtype=float),
+    G: wp.array(dtype=float),
+    c_free: wp.array(dtype=float),
+    weight: wp.array(dtype=float),
+    p_final: wp.array(dtype=float),
+    adj_impulse: wp.array(dtype=float),
+    M: wp.array(dtype=float),
+    y: wp.array(dtype=float),
+    kind: wp.array(dtype=int),
+    slip: wp.array(dtype=wp.vec3),
+    adj_dist: wp.array(dtype=float),
+    adj_G: wp.array(dtype=float),
+    adj_c_free: wp.array(dtype=float),
+    adj_kappa: wp.array(dtype=float),
+    write_kappa: int,
+):
+    """Accumulate dL/d(dist, G, c_free, kappa) from dL/d(impulse) at the converged impulses (one articulation
+    per thread). M (G-sized), y (3 per candidate), kind and slip (1 per candidate) are scratch."""
+    a = wp.tid()
+    nc = topo.art_ncand[a]
+    if nc == 0:
+        return
+    m = 3 * nc
+    c0 = topo.art_cand_start[a]
+    goff = topo.art_g_off[a]
+
+    # active set and slip directions at the solution
+    for i in range(nc):
+        ci = c0 + i
+        p = load_p(p_final, ci)
+        k = KIND_SEPARATED
+        sl = wp.vec3(0.0)
+        if weight[ci] > 0.0 and p[0] > 0.0:
+            k = KIND_STICKING
+            lim = contact_mu(topo, ci) * p[0]
+            tn = wp.sqrt(p[1] * p[1] + p[2] * p[2])
+            if lim <= 0.0:
+                k = KIND_FRICTIONLESS
+            elif tn >= lim * (1.0 - SLIP_TOL):
+                k = KIND_SLIDING
+                n1 = -p[1] / tn
+                n2 = -p[2] / tn
+                rv = wp.vec3(c_free[3 * ci], c_free[3 * ci + 1], c_free[3 * ci + 2])
+                for j in range(nc):
+                    rv += coupling_weight(contact_model, weight, c0 + j, i, j) * g_block_row(
+                        G, goff, m, 3 * i, 3 * j, load_p(p_final, c0 + j)
+                    )
+                sl = wp.vec3(n1, n2, wp.max(rv[1] * n1 + rv[2] * n2, 0.0) / lim)
+        kind[ci] = k
+        slip[ci] = sl
+
+    # y = A^-T g; retried with a stronger Tikhonov term when A is nearly singular
+    gain = solve_adjoint_system(
+        topo, contact_model, G, weight, adj_impulse, M, y, kind, slip, nc, c0, goff, REGULARIZATION
+    )
+    if not (gain <= MAX_GAIN):
+        solve_adjoint_system(
+            topo, contact_model, G, weight, adj_impulse, M, y, kind, slip, nc, c0, goff, FALLBACK_REGULARIZATION
+        )
+    y0 = 3 * c0
 
     # lambda = -B^T y, stored over y
     for i in range(nc):
