@@ -28,13 +28,9 @@ pairs are left out of that direction's sums, counted and printed (at most ``MAX_
 The noise of J (float32 physics) is about 1.5e-8 at J ~ 0.1, 1e-5 on f at eps 1e-3, against directional derivatives
 of about 1e-3 (unit u among 56k parameters of norm ~12).
 
-Which adjoint runs: the env cfg's ``adjoint`` field when it has one (both "implicit" and "unrolled" are tested), else
-the solver's only (unrolled) one. About 7 s per adjoint on one CPU core.
-
-Measured at 7dc293f: 28/30 directions agree for both adjoints (the two misses have |a| < 1e-4, at the noise of f).
-The solver before it (b1349c0, unrolled through 20 sweeps) fails with 26/30: the derivative of a falling env is
-5-20% off, the same at eps 3e-4..3e-3. Failing on purpose: the implicit adjoint with 4 sweeps (forward not
-converged) gives 27/30 here and 10-13/20 from other start states; a gradient scaled by 0.88 or 1.15 gives 0-2/20.
+Both contact-solve adjoints are tested (``env.adjoint``: "unrolled" and "implicit"), about 7 s each on one CPU
+core. The check fails, as it should, for a gradient scaled by 0.88 or 1.15, without the critic's value gradient,
+and for the implicit adjoint with 4 sweeps (forward not converged) from some start states.
 """
 
 from __future__ import annotations
@@ -48,6 +44,7 @@ from torch.func import functional_call, vmap
 
 from isaaclab_diffsim.envs import DiffVelocityEnv
 from isaaclab_diffsim.rl.shac import ShacRunner
+from isaaclab_diffsim.solver import ADJOINTS
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
 
@@ -65,8 +62,6 @@ MAX_LEFT_OUT = 0.15  # share of the (direction, env) pairs that may be left out
 WARMUP_STEPS = 40
 NOISE_SEED = 1234
 
-ADJOINTS = ("implicit", "unrolled") if hasattr(AnymalCFlatDiffEnvCfg(), "adjoint") else (None,)
-
 
 @pytest.fixture(autouse=True)
 def _one_torch_thread():
@@ -76,7 +71,7 @@ def _one_torch_thread():
     torch.set_num_threads(n)
 
 
-def make_stumbling_setup(adjoint: str | None, seed: int = 0, num_envs: int = NUM_ENVS, **env_overrides):
+def make_stumbling_setup(adjoint: str, seed: int = 0, num_envs: int = NUM_ENVS, **env_overrides):
     """Env, runner and a saved start state from which the robots stumble, fall and time out within the horizon.
 
     40 policy steps of uniformly random actions in [-1, 1] (the tanh-squashed policy's range; envs that fall on the
@@ -87,8 +82,7 @@ def make_stumbling_setup(adjoint: str | None, seed: int = 0, num_envs: int = NUM
     """
     cfg = AnymalCFlatDiffEnvCfg(num_envs=num_envs, asset_source="urdf", seed=seed)
     cfg.rewards.feet_air_time = 0.0  # contact timing: stopped gradient and a jump at every touchdown (not in J here)
-    if adjoint is not None:
-        cfg.adjoint = adjoint
+    cfg.adjoint = adjoint
     for key, value in env_overrides.items():
         setattr(cfg, key, value)
     env = DiffVelocityEnv(cfg)
@@ -278,12 +272,12 @@ def print_table(title: str, rows: list[dict], dones0: torch.Tensor) -> None:
               f"{'' if r['ok'] else '  FAIL'}")  # fmt: skip
 
 
-@pytest.mark.parametrize("adjoint", ADJOINTS, ids=lambda a: a or "solver_default")
+@pytest.mark.parametrize("adjoint", ADJOINTS)
 def test_actor_objective_directional_derivatives_match_finite_differences(adjoint):
     env, runner, start = make_stumbling_setup(adjoint)
     objective = ActorObjective(env, runner, start)
     rows, dones0 = directional_derivative_table(objective)
-    print_table(f"SHAC actor objective, {HORIZON} steps, {NUM_ENVS} envs, adjoint={adjoint or 'solver default'},"
+    print_table(f"SHAC actor objective, {HORIZON} steps, {NUM_ENVS} envs, adjoint={adjoint},"
                 f" iterations={env.cfg.iterations}, eps={EPS:g}", rows, dones0)  # fmt: skip
     n_pairs = NUM_ENVS * len(rows)
     left_out = sum(NUM_ENVS - r["kept"] for r in rows)
