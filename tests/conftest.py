@@ -25,6 +25,17 @@ def device(request) -> str:
     return request.param
 
 
+@pytest.fixture
+def one_torch_thread():
+    """Tiny networks: intra-op threads only add sync overhead (3x slower on a busy 2-core machine)."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
 

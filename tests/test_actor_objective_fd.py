@@ -63,12 +63,7 @@ WARMUP_STEPS = 40
 NOISE_SEED = 1234
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def make_stumbling_setup(adjoint: str, seed: int = 0, num_envs: int = NUM_ENVS, **env_overrides):

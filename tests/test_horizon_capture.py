@@ -25,12 +25,7 @@ TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
 HORIZON = 3
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

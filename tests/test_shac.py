@@ -12,13 +12,7 @@ import torch
 from isaaclab_diffsim.rl.shac import ShacRunner, ShacRunnerCfg
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny networks: intra-op threads only add sync overhead (3x slower on a busy 2-core machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class PointMassEnv:
