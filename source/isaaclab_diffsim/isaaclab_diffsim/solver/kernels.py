@@ -459,12 +459,19 @@ def contact_jacobians(
 
 
 SLIDE_ITERATIONS = wp.constant(8)
+NORM_FLOOR = wp.constant(1.0e-20)
+
+
+@wp.func
+def tangential_norm(t1: float, t2: float):
+    """|(t1, t2)| with a floor under the square root, so its adjoint stays finite (zero) at the origin."""
+    return wp.sqrt(wp.max(t1 * t1 + t2 * t2, NORM_FLOOR))
 
 
 @wp.func
 def project_soc(z: wp.vec3, mu: float):
     """Euclidean projection of (n, t1, t2) onto the Coulomb cone |t| <= mu n."""
-    s = wp.sqrt(z[1] * z[1] + z[2] * z[2])
+    s = tangential_norm(z[1], z[2])
     out = z
     if s > mu * z[0]:
         if mu * s <= -z[0]:
@@ -498,7 +505,7 @@ def local_contact_solve(
         )  # fmt: skip
         reg = CHOL_EPS * wp.max(A[0, 0], 1.0)
         stick = -(wp.inverse(A + wp.mat33(reg, 0.0, 0.0, 0.0, reg, 0.0, 0.0, 0.0, reg)) * b)
-        tn = wp.sqrt(stick[1] * stick[1] + stick[2] * stick[2])
+        tn = tangential_norm(stick[1], stick[2])
         if stick[0] > 0.0 and tn <= mu * stick[0]:
             out = stick
         else:
@@ -515,7 +522,7 @@ def local_contact_solve(
                 p = p_prev
             for _k in range(SLIDE_ITERATIONS):
                 r = A * p + b
-                rt = wp.sqrt(r[1] * r[1] + r[2] * r[2])
+                rt = tangential_norm(r[1], r[2])
                 p = project_soc(p - rho * (r + wp.vec3(mu * rt, 0.0, 0.0)), mu)
             out = p
     return out
