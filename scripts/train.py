@@ -14,12 +14,12 @@ import argparse
 import importlib.metadata
 import os
 import time
-from datetime import datetime
 
 import gymnasium as gym
 import torch
 
 from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
+from isaaclab_diffsim.utils.run_dir import new_run_dir
 
 ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
@@ -92,9 +92,7 @@ def main():
     env_cfg, agent_cfg = configure(args)
     torch.manual_seed(env_cfg.seed)
     torch.set_num_threads(args.torch_threads)
-    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    log_dir = os.path.abspath(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name, stamp))
-    os.makedirs(log_dir, exist_ok=True)
+    log_dir = new_run_dir(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name))
     print(f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs, contact {env_cfg.contact_model}, "
           f"{agent_cfg.max_iterations} iterations, logs in {log_dir}", flush=True)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
