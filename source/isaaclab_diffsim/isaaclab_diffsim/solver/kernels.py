@@ -458,7 +458,7 @@ def contact_jacobians(
         c_free[3 * c0 + r] = cf
 
 
-SLIDE_ITERATIONS = wp.constant(8)
+SLIDE_ITERATIONS = wp.constant(32)
 NORM_FLOOR = wp.constant(1.0e-20)
 
 

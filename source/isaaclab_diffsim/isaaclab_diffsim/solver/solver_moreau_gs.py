@@ -16,8 +16,8 @@ from .scratch import StepScratch
 from .topology import build_layout
 
 CONTACT_MODELS = {"hard": 0, "smoothed": 1, "soft": 2}
-ADJOINTS = ("unrolled", "implicit")
-DEFAULT_ADJOINT = "unrolled"
+ADJOINTS = ("implicit", "unrolled")
+DEFAULT_ADJOINT = "implicit"
 
 
 class SolverMoreauGS(SolverBase):
