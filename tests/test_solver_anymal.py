@@ -28,7 +28,7 @@ def run(contact_model, kp, duration, base_height=0.6, device="cpu"):
         ("smoothed", 40.0),
         ("hard", 40.0),
         # Soft (penalty) contact with kp 40 lets the legs fold until the base reaches the floor (only the
-        # feet collide); with the stiffer drive DESIGN.md reports standing for, kp 150, it stands.
+        # feet collide); with a stiffer drive, kp 150, it stands.
         ("soft", 150.0),
     ],
 )

@@ -14,7 +14,7 @@ the CPU). Columns:
   MiB/step      tape memory one step keeps alive (solver.step_memory_bytes(True)), also per world
   base z        base height at the end of the measured run, min..max over worlds
 
-Newton peers run at their largest stable dt on ANYmal C (DESIGN.md) with Newton's collision pipeline
+Newton peers run at their largest stable dt on ANYmal C with Newton's collision pipeline
 (run once per 5 ms frame unless --collide-every-step; MuJoCo-Warp uses its own contacts). A settle check
 simulates a few worlds for --settle-time seconds and prints the base height. Only the feet collide, so a
 base below 0 means feet that sank or slid apart until the legs folded through the floor. Usage:
@@ -253,7 +253,7 @@ def main():
     if args.settle_time > 0:
         Ws = args.settle_worlds
         print(f"Settle check: {Ws} worlds, {args.settle_time:g} s simulated from base z {BASE_HEIGHT} "
-              "(DESIGN.md: Newton's solvers crouch to ~0.27-0.29 m; below 0: legs folded through the floor)")
+              "(Newton's solvers crouch to ~0.27-0.29 m; below 0: legs folded through the floor)")
         for name in models + peers:
             dt = peer_dt.get(name, FRAME_DT)
             r = Runner(name, Ws, device, dt, args.collide_every_step)

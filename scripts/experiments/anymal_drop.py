@@ -3,10 +3,10 @@
 Drops ANYmal C (example-robot-data URDF, 52 kg) with its base at 0.6 m + --drop-height above the
 ground, joint PD drives toward the default pose (Isaac Lab's ANYdrive gains kp 40, kd 5, zero action),
 and simulates --duration seconds at dt 0.005 s with each contact model ("smoothed", "hard", "soft").
-It checks what DESIGN.md needs from the backend before claims 1, 4 and 5 can be measured on ANYmal:
+It checks what the backend needs before the paper's claims 1, 4 and 5 can be measured on ANYmal:
 no NaN, a landing that comes to rest (small body speeds after 2 s), and the throughput.
 Known finding (reported, not a failure): with kp 40 the robot does not hold the default pose (it
-crouches, DESIGN.md "ground truths"), and under the soft (penalty) model its legs fold completely and
+crouches, as in Newton's own solvers), and under the soft (penalty) model its legs fold completely and
 the base goes down to the ground
 (and, since only the feet collide, through it). Only a NaN makes the script exit non-zero.
 """

@@ -35,7 +35,7 @@ ANYMAL_C_DIFFSIM_CFG = ArticulationCfg(
     init_state=ArticulationCfg.InitialStateCfg(
         pos=(0.0, 0.0, ANYMAL_C_BASE_HEIGHT), joint_pos=dict(ANYMAL_C_DEFAULT_JOINT_POS)
     ),
-    # ANYdrive 3 as a DC motor (DESIGN.md): PD 40/5, 120 N m at stall to 0 at 7.5 rad/s, 80 N m continuous
+    # ANYdrive 3 as a DC motor: PD 40/5, 120 N m at stall to 0 at 7.5 rad/s, 80 N m continuous
     actuators={"legs": ANYDRIVE_3_SIMPLE_ACTUATOR_CFG},
     soft_joint_pos_limit_factor=0.95,
 )

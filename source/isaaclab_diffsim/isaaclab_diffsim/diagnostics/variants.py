@@ -11,8 +11,7 @@ import warp as wp
 
 from ..solver import SolverMoreauGS
 
-SOLVER_FIELDS = ("contact_model", "kappa", "margin", "iterations", "adjoint", "stabilization", "ke", "kd", "kf",
-                 "actuator_saturation")  # fmt: skip
+SOLVER_FIELDS = tuple(p for p in inspect.signature(SolverMoreauGS.__init__).parameters if p not in ("self", "model"))
 
 
 class VariantUnavailable(RuntimeError):

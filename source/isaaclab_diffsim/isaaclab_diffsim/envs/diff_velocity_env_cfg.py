@@ -105,7 +105,7 @@ class DiffVelocityEnvCfg:
     decimation: int = 4
     sim_dt: float = 0.005
     action_scale: float = 0.5
-    # ANYdrive as a DC motor (DESIGN.md): PD gains, peak torque at zero speed, effort limit from the URDF (80 N m)
+    # ANYdrive as a DC motor: PD gains, peak torque at zero speed, effort limit from the URDF (80 N m)
     kp: float = 40.0
     kd: float = 5.0
     actuator_saturation: float = 120.0

@@ -23,7 +23,7 @@ DEFAULT_ADJOINT = "implicit"
 class SolverMoreauGS(SolverBase):
     """Generalized-coordinate articulated dynamics, Moreau midpoint time stepping, smoothed contact.
 
-    One step of size dt (see DESIGN.md):
+    One step of size dt (docs/contact_solver.md for the contact solve):
       1. q_m = q + dt/2 v;  2. H, h = tau - C, contact candidates, J at q_m;
       3. G = J H^-1 J^T, c = J (v + dt H^-1 h);  4. contact impulses p by projected Gauss-Seidel;
       5. v+ = v + H^-1 (dt h + J^T P);  q+ = q_m + dt/2 v+;  body_q/body_qd by forward kinematics.
