@@ -39,7 +39,7 @@ def _section(name: str, result: dict, results_dir: str, page_dir: str) -> list[s
         lines += [result["description"].strip(), ""]
     lines += [
         f"- Command: `{result['command']}`",
-        f"- Config: `{os.path.relpath(os.path.join(results_dir, name, 'config.yaml'), page_dir)}` (composed)",
+        f"- Config (composed): [{name}/config.yaml]({os.path.relpath(os.path.join(results_dir, name, 'config.yaml'), page_dir)})",
         f"- Machine: {result['machine']}",
         f"- Wall time: {result['wall_s'] / 60:.1f} min (finished {result.get('finished', '?')})",
         "",
