@@ -3,7 +3,8 @@
     .venv/bin/python scripts/play.py --algo shac --checkpoint logs/shac/.../model_200.pt \
         --contact_model hard --episodes 64 --plot joints.png
 
-Prints mean return +- std, mean linear-velocity tracking error and fall rate. Uses the task's -Play
+Prints mean return +- std, mean linear-velocity tracking error and fall rate over the first episode of each env
+(see :func:`~isaaclab_diffsim.rl.evaluation.evaluate`). Uses the task's -Play
 configuration (forward-velocity commands in [-1, 1] m/s, no pushes); overrides as in train.py.
 """
 
@@ -70,7 +71,7 @@ def main():
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--contact_model", choices=("hard", "smoothed", "soft"), default="hard")
     parser.add_argument("--episodes", type=int, default=64)
-    parser.add_argument("--num_envs", type=int, default=64)
+    parser.add_argument("--num_envs", type=int, default=None, help="default: --episodes (one round of episodes)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--plot", default=None, help="PNG path for a joint-trajectory plot")
     parser.add_argument("overrides", nargs="*")
@@ -78,7 +79,7 @@ def main():
     torch.set_num_threads(1)
     env_cfg, agent_cfg = load_task_cfgs(args.task, ENTRY[args.algo])
     env_cfg.device = agent_cfg.device = args.device
-    env_cfg.num_envs = args.num_envs
+    env_cfg.num_envs = args.episodes if args.num_envs is None else args.num_envs
     env_cfg.contact_model = args.contact_model
     apply_overrides(args.overrides, env=env_cfg, agent=agent_cfg)
     env = gym.make(args.task, cfg=env_cfg).unwrapped

@@ -337,3 +337,13 @@ def test_value_gradient_switch(value_gradient):
         assert not torch.allclose(g1, g2)
     else:
         torch.testing.assert_close(g1, g2)
+
+
+def test_progress_line_prints_dash_before_first_episode(capsys):
+    """Before any episode has finished, the console shows '-' for return and episode length, not nan."""
+    torch.manual_seed(0)
+    env = PointMassEnv(num_envs=4, max_episode_length=1000)
+    runner = ShacRunner(env, small_cfg(), device="cpu")
+    runner.learn(1)
+    line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[SHAC] it 1/")][0]
+    assert "return - | ep_len - |" in line and "nan" not in line, line

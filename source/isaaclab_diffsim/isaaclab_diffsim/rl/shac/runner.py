@@ -282,9 +282,11 @@ class ShacRunner:
         skip = f" | SKIPPED (non-finite, {self.alg.consecutive_nonfinite} in a row)" if stats["nonfinite"] else ""
         if stats["exploding_skipped"]:
             skip += f" | actor step skipped (gradient norm above {self.alg.cfg.max_actor_grad_norm:g})"
+        ret_text = f"{mean_return:.3f}" if returns else "-"  # no episode has finished yet
+        len_text = f"{mean_length:.1f}" if self._lengths else "-"
         print(
-            f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {mean_return:.3f}"
-            f" | ep_len {mean_length:.1f} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
+            f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {ret_text}"
+            f" | ep_len {len_text} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
             f" | grad {stats['grad_norm']:.3g} | std {stats['mean_std']:.3f} | {fps:.0f} fps | fwd"
             f" {stats['forward_time']:.2f} s bwd {stats['backward_time']:.2f} s upd {stats['update_time']:.2f} s{skip}",
             flush=True,
