@@ -398,3 +398,68 @@ def test_progress_line_prints_dash_before_first_episode(capsys):
     runner.learn(1)
     line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[SHAC] it 1/")][0]
     assert "return - | ep_len - |" in line and "nan" not in line, line
+
+
+@pytest.mark.parametrize("failure", ["nan_reward", "env_raises"])
+def test_skipped_iteration_leaves_no_trace_in_normaliser(failure):
+    """A horizon with huge (finite) observations whose update is skipped (NaN reward), or that the env aborts,
+    leaves the normaliser's mean, var and count exactly as they were; a valid one changes them."""
+    env, runner = make_runner(seed=4)
+    runner.learn(1)
+    norm = runner.alg.obs_normalizer
+    before = {k: v.clone() for k, v in norm.state_dict().items()}
+    step = env.step
+    calls = {"n": 0}
+
+    def bad_step(actions):
+        calls["n"] += 1
+        obs, rew, term, trunc, extras = step(actions)
+        obs = obs * 1e6  # a near-divergent horizon: huge but finite states
+        if failure == "env_raises" and calls["n"] == 6:
+            raise FloatingPointError("non-finite state")
+        if failure == "nan_reward":
+            rew = rew.clone()
+            rew[1] = float("nan")
+        return obs, rew, term, trunc, extras
+
+    env.step = bad_step
+    runner.learn(1)
+    assert runner.alg.consecutive_nonfinite == 1
+    assert_bitwise_equal(before, norm.state_dict())
+    # samples of completed horizons (trained on, or with a skipped update); an aborted horizon's apart
+    assert runner.total_samples == 8 * 4 * (1 if failure == "env_raises" else 2)
+    assert runner.aborted_samples == (5 * 4 if failure == "env_raises" else 0)
+    env.step = step
+    runner.learn(1)
+    assert not torch.equal(before["count"], norm.count)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "garbage", "foreign", "other_networks", "missing"])
+def test_bad_checkpoint_gives_clear_error(tmp_path, damage):
+    from isaaclab_diffsim.rl.checkpoints import CheckpointError
+
+    env, runner = make_runner(seed=0, log_dir=str(tmp_path), save_interval=1)
+    runner.learn(2)
+    good, path = tmp_path / "model_1.pt", tmp_path / "model_2.pt"
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "garbage":
+        path.write_bytes(b"not a checkpoint" * 100)
+    elif damage == "foreign":  # e.g. an rsl_rl PPO checkpoint
+        torch.save({"actor_state_dict": {}, "optimizer_state_dict": {}, "iter": 2, "infos": None}, path)
+    elif damage == "other_networks":
+        torch.save({**runner.alg.state_dict(), "iter": 2,
+                    "model_state_dict": {**runner.alg.policy.state_dict(),
+                                         "actor.0.weight": torch.zeros(16, 6)}}, path)  # fmt: skip
+    else:
+        path.unlink()
+    _, fresh = make_runner(seed=1)
+    with pytest.raises(CheckpointError) as err:
+        fresh.load(str(path))
+    msg = str(err.value)
+    assert str(path) in msg and f"previous checkpoint of this run is {good}" in msg, msg
+    fresh.load(str(good))  # the suggested one works
+    assert fresh.current_learning_iteration == 1

@@ -54,6 +54,7 @@ class ShacRunner:
         if isinstance(cfg, dict):
             d, cfg = cfg, ShacRunnerCfg()
             cfg.from_dict(d)
+        cfg.validate_values()
         self.env = env
         self.cfg = cfg
         self.device = torch.device(device if device is not None else cfg.device)

@@ -29,7 +29,7 @@ import torch.nn as nn
 if TYPE_CHECKING:
     from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
 
-_ACTIVATIONS = {
+ACTIVATIONS = {
     "elu": nn.ELU,
     "relu": nn.ReLU,
     "selu": nn.SELU,
@@ -49,9 +49,9 @@ def build_mlp(in_dim: int, hidden_dims: list[int], out_dim: int, activation: str
     Flat so that ``mlp[0].in_features`` is the input size (isaaclab_rl's ONNX exporter relies on it).
     """
     try:
-        act = _ACTIVATIONS[activation.lower()]
+        act = ACTIVATIONS[activation.lower()]
     except KeyError:
-        raise ValueError(f"Unknown activation {activation!r}; choose one of {sorted(_ACTIVATIONS)}") from None
+        raise ValueError(f"Unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}") from None
     layers: list[nn.Module] = []
     dims = [in_dim, *hidden_dims]
     for a, b in zip(dims[:-1], dims[1:]):
