@@ -34,29 +34,47 @@ def load_policy(algo, env, agent_cfg, checkpoint, device):
         return runner.get_inference_policy()
     from isaaclab.utils import to_dict
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
-    from rsl_rl.runners import OnPolicyRunner
 
     from isaaclab_diffsim.envs import DiffEnvRslRlWrapper
+    from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner
 
     agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
-    runner = OnPolicyRunner(DiffEnvRslRlWrapper(env), to_dict(agent_cfg), log_dir=None, device=device)
+    clip = agent_cfg.clip_actions
+    wrapped = DiffEnvRslRlWrapper(env, clip_actions=clip)
+    runner = DiffOnPolicyRunner(wrapped, to_dict(agent_cfg), log_dir=None, device=device)
     runner.load(checkpoint, map_location=device)
     policy = runner.get_inference_policy(device=device)
-    return lambda obs: policy({"policy": obs})
+
+    def act(obs):
+        a = policy({"policy": obs})
+        return a if clip is None else a.clamp(-clip, clip)  # as the wrapper fed the env during training
+
+    return act
 
 
-def plot_joints(trace, step_dt, path):
+def joint_rows_by_leg(joint_names: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """Columns of the joint trace grouped by leg: {"LF": [(column, "HAA"), ...], ...}, in the model's joint order
+    (``env.info["joint_names"]``, e.g. ``LF_HAA``; the legs' order differs between asset sources)."""
+    legs: dict[str, list[tuple[int, str]]] = {}
+    for col, name in enumerate(joint_names):
+        leg, _, joint = name.partition("_")
+        legs.setdefault(leg, []).append((col, joint))
+    return legs
+
+
+def plot_joints(trace, joint_names, step_dt, path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    legs = joint_rows_by_leg(joint_names)
     t = [i * step_dt for i in range(len(trace))]
-    fig, axes = plt.subplots(4, 1, sharex=True, figsize=(9, 8))
-    for leg, ax in enumerate(axes):
-        for j, name in enumerate(("HAA", "HFE", "KFE")):
-            ax.plot(t, trace[:, 3 * leg + j], label=name)
-        ax.set_ylabel(("LF", "RF", "LH", "RH")[leg] + " [rad]")
+    fig, axes = plt.subplots(len(legs), 1, sharex=True, figsize=(9, 8))
+    for ax, (leg, joints) in zip(axes, legs.items()):
+        for col, joint in joints:
+            ax.plot(t, trace[:, col], label=joint)
+        ax.set_ylabel(f"{leg} [rad]")
         ax.legend(loc="upper right", fontsize=7)
     axes[-1].set_xlabel("time [s]")
     fig.tight_layout()
@@ -87,7 +105,7 @@ def main():
     result = evaluate(env, policy, args.episodes)
     print(f"[play] {args.algo} {os.path.basename(args.checkpoint)}, {args.contact_model} contact: {result.summary()}")
     if args.plot:
-        plot_joints(result.joint_trace, env.step_dt, args.plot)
+        plot_joints(result.joint_trace, env.info["joint_names"], env.step_dt, args.plot)
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def test_non_finite_action_names_envs_and_step():
             a[2, 0] = float("inf")
         return a
 
-    with pytest.raises(FloatingPointError, match=r"step 4 in envs \[1, 2\]"):
+    with pytest.raises(FloatingPointError, match=r"actions from the policy at step 4 in 2 of 3 envs \[1, 2\]"):
         evaluate(env, policy, num_episodes=3, progress=False)
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..envs.nonfinite import check_finite
+
 
 @dataclass
 class EvalResult:
@@ -77,10 +79,7 @@ def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool):
     steps = 0
     while not bool(finished[:k].all()):
         actions = policy(obs)
-        bad = ~torch.isfinite(actions).all(dim=1)
-        if bool(bad.any()):
-            ids = bad.nonzero().flatten().tolist()
-            raise FloatingPointError(f"evaluate: policy returned non-finite actions at step {steps} in envs {ids}")
+        check_finite({"actions from the policy": actions}, steps)
         if record_trace and not bool(finished[0]):
             trace.append(env.q[0, 7:].cpu().numpy().copy())
         cmd = env.commands[:, :2].clone()
