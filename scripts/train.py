@@ -25,6 +25,7 @@ import time
 
 import gymnasium as gym
 import torch
+from isaaclab.utils.seed import configure_seed
 
 from isaaclab_diffsim.rl.interrupts import exit_code
 from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
@@ -140,7 +141,7 @@ def train_ppo(env, agent_cfg, log_dir, args):
 def main():
     args = parse_args()
     env_cfg, agent_cfg = configure(args)
-    torch.manual_seed(env_cfg.seed)
+    configure_seed(env_cfg.seed)  # torch, numpy, python (checkpoints store all three)
     torch.set_num_threads(args.torch_threads)
     args.resume = resume_path(args, agent_cfg)
     stamp = time.strftime("%Y-%m-%d_%H-%M-%S") + (f"_{agent_cfg.run_name}" if agent_cfg.run_name else "")
