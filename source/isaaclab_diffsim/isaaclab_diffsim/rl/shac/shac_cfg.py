@@ -252,8 +252,8 @@ class ShacRunnerCfg:
         _count("save_interval", self.save_interval)
         _count("max_consecutive_nonfinite", self.max_consecutive_nonfinite)
         _count("max_captures", self.max_captures, low=0)
-        if self.capture_grad_norm is not None:
-            _positive("capture_grad_norm", self.capture_grad_norm)
+        c = self.capture_grad_norm
+        _check(c is None or (isinstance(c, (int, float)) and c >= 0), "capture_grad_norm", c, "None or a number >= 0")
         _check(self.logger == "tensorboard", "logger", self.logger, "'tensorboard' (the only logger of this runner)")
         _check(isinstance(self.resume, bool), "resume", self.resume, "True or False")
         self.policy.validate_values("policy")
