@@ -3,7 +3,8 @@
     .venv/bin/python scripts/play.py --algo shac --checkpoint logs/shac/.../model_200.pt \
         --contact_model hard --episodes 64 --plot joints.png
 
-Prints mean return +- std, mean linear-velocity tracking error and fall rate. Uses the task's -Play
+Prints mean return +- std, mean linear-velocity tracking error and fall rate over the first episode of each env
+(see :func:`~isaaclab_diffsim.rl.evaluation.evaluate`). Uses the task's -Play
 configuration (forward-velocity commands in [-1, 1] m/s, no pushes); overrides as in train.py.
 """
 
@@ -22,18 +23,29 @@ from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
 ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
 
-def plot_joints(trace, step_dt, path):
+def joint_rows_by_leg(joint_names: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """Columns of the joint trace grouped by leg: {"LF": [(column, "HAA"), ...], ...}, in the model's joint order
+    (``env.info["joint_names"]``, e.g. ``LF_HAA``; the legs' order differs between asset sources)."""
+    legs: dict[str, list[tuple[int, str]]] = {}
+    for col, name in enumerate(joint_names):
+        leg, _, joint = name.partition("_")
+        legs.setdefault(leg, []).append((col, joint))
+    return legs
+
+
+def plot_joints(trace, joint_names, step_dt, path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    legs = joint_rows_by_leg(joint_names)
     t = [i * step_dt for i in range(len(trace))]
-    fig, axes = plt.subplots(4, 1, sharex=True, figsize=(9, 8))
-    for leg, ax in enumerate(axes):
-        for j, name in enumerate(("HAA", "HFE", "KFE")):
-            ax.plot(t, trace[:, 3 * leg + j], label=name)
-        ax.set_ylabel(("LF", "RF", "LH", "RH")[leg] + " [rad]")
+    fig, axes = plt.subplots(len(legs), 1, sharex=True, figsize=(9, 8))
+    for ax, (leg, joints) in zip(axes, legs.items()):
+        for col, joint in joints:
+            ax.plot(t, trace[:, col], label=joint)
+        ax.set_ylabel(f"{leg} [rad]")
         ax.legend(loc="upper right", fontsize=7)
     axes[-1].set_xlabel("time [s]")
     fig.tight_layout()
@@ -48,7 +60,7 @@ def main():
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--contact_model", choices=("hard", "smoothed", "soft"), default="hard")
     parser.add_argument("--episodes", type=int, default=64)
-    parser.add_argument("--num_envs", type=int, default=64)
+    parser.add_argument("--num_envs", type=int, default=None, help="default: --episodes (one round of episodes)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--plot", default=None, help="PNG path for a joint-trajectory plot")
     parser.add_argument("overrides", nargs="*")
@@ -56,18 +68,15 @@ def main():
     torch.set_num_threads(1)
     env_cfg, agent_cfg = load_task_cfgs(args.task, ENTRY[args.algo])
     env_cfg.device = agent_cfg.device = args.device
-    env_cfg.num_envs = args.num_envs
+    env_cfg.num_envs = args.episodes if args.num_envs is None else args.num_envs
     env_cfg.contact_model = args.contact_model
     apply_overrides(args.overrides, env=env_cfg, agent=agent_cfg)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
-    try:
-        policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
-    except FileNotFoundError as err:
-        raise SystemExit(str(err)) from err
+    policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
     result = evaluate(env, policy, args.episodes)
     print(f"[play] {args.algo} {os.path.basename(args.checkpoint)}, {args.contact_model} contact: {result.summary()}")
     if args.plot:
-        plot_joints(result.joint_trace, env.step_dt, args.plot)
+        plot_joints(result.joint_trace, env.info["joint_names"], env.step_dt, args.plot)
 
 
 if __name__ == "__main__":

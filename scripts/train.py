@@ -3,9 +3,16 @@
     .venv/bin/python scripts/train.py --task DiffSim-Velocity-Flat-AnymalC-Direct --algo shac \
         --num_envs 64 --max_iterations 200 agent.horizon=12 env.contact_model=smoothed
 
-Overrides are ``env.<field>=value`` / ``agent.<field>=value`` (nested fields with dots). After training the
-policy is exported (ONNX + TorchScript) into ``<log_dir>/exported`` and, unless ``--eval_episodes 0``,
-evaluated in hard contact with forward-velocity commands (the play configuration).
+Overrides are ``env.<field>=value`` / ``agent.<field>=value`` (nested fields with dots); both configs are
+validated after them (a bad value is an error naming the field). After training the policy is exported (ONNX +
+TorchScript) into ``<log_dir>/exported`` and, unless ``--eval_episodes 0``, evaluated in hard contact with
+forward-velocity commands (the play configuration).
+
+Resuming (``--resume <checkpoint>``, or ``agent.resume=True`` with ``agent.load_run``/``agent.load_checkpoint`` as in
+Isaac Lab) finishes the original run: training continues up to ``max_iterations`` iterations in total.
+
+Ctrl-C or SIGTERM saves the last completed iteration as ``model_<it>_interrupted.pt`` and exits with status 130 /
+143 (128 + the signal) without export or evaluation (``--eval_on_interrupt`` does both anyway).
 """
 
 from __future__ import annotations
@@ -13,11 +20,14 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import sys
 import time
 
 import gymnasium as gym
 import torch
+from isaaclab.utils.seed import configure_seed
 
+from isaaclab_diffsim.rl.interrupts import exit_code
 from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
 from isaaclab_diffsim.utils.run_dir import new_run_dir
 
@@ -35,7 +45,8 @@ def parse_args():
     parser.add_argument("--resume", default=None, help="checkpoint file to resume from")
     parser.add_argument("--log_root", default="logs")
     parser.add_argument("--log_dir", default=None, help="exact run directory (default: <log_root>/<algo>/<experiment>/<time>)")
-    parser.add_argument("--eval_episodes", type=int, default=64)
+    parser.add_argument("--eval_episodes", type=int, default=64, help="first episode of each env (see evaluate())")
+    parser.add_argument("--eval_on_interrupt", action="store_true", help="export and evaluate even when interrupted")
     parser.add_argument("--torch_threads", type=int, default=1, help="Warp's CPU kernels run on one thread")
     parser.add_argument("overrides", nargs="*", help="env.<field>=value / agent.<field>=value")
     return parser.parse_args()
@@ -52,7 +63,36 @@ def configure(args):
         env_cfg.seed = agent_cfg.seed = args.seed
     apply_overrides(args.overrides, env=env_cfg, agent=agent_cfg)
     env_cfg.validate_values()
+    if args.algo == "shac":
+        agent_cfg.validate_values()
+    else:
+        validate_ppo_cfg(agent_cfg)
     return env_cfg, agent_cfg
+
+
+def validate_ppo_cfg(agent_cfg) -> None:
+    """The fields of rsl_rl's runner cfg that this script acts on (rsl_rl checks its algorithm's own)."""
+    clip = agent_cfg.clip_actions
+    if clip is not None and not (isinstance(clip, (int, float)) and clip > 0):
+        raise ValueError(f"agent.clip_actions must be a positive number or None, got {clip!r}")
+    for name in ("num_steps_per_env", "save_interval"):
+        v = getattr(agent_cfg, name)
+        if not (isinstance(v, int) and v >= 1):
+            raise ValueError(f"agent.{name} must be an integer >= 1, got {v!r}")
+    if not (isinstance(agent_cfg.max_iterations, int) and agent_cfg.max_iterations >= 0):
+        raise ValueError(f"agent.max_iterations must be an integer >= 0, got {agent_cfg.max_iterations!r}")
+
+
+def resume_path(args, agent_cfg) -> str | None:
+    """``--resume``, else the checkpoint ``agent.resume``/``load_run``/``load_checkpoint`` select (Isaac Lab's rule)."""
+    if args.resume:
+        return args.resume
+    if not agent_cfg.resume:
+        return None
+    from isaaclab_tasks.utils.parse_cfg import get_checkpoint_path
+
+    root = os.path.abspath(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name))
+    return get_checkpoint_path(root, agent_cfg.load_run, agent_cfg.load_checkpoint)
 
 
 def train_shac(env, agent_cfg, log_dir, args):
@@ -61,49 +101,66 @@ def train_shac(env, agent_cfg, log_dir, args):
     runner = ShacRunner(env, agent_cfg, log_dir=log_dir, device=args.device)
     if args.resume:
         runner.load(args.resume)
-        print(f"[train] resumed from {args.resume}")
-    runner.learn(agent_cfg.max_iterations)
+        print(f"[train] resumed from {args.resume} at iteration {runner.current_learning_iteration}")
+    runner.learn()  # up to max_iterations in total
+    if runner.interrupted and not args.eval_on_interrupt:
+        return runner, None
     runner.export(os.path.join(log_dir, "exported"))
-    return runner.get_inference_policy()
+    return runner, runner.get_inference_policy()
 
 
 def train_ppo(env, agent_cfg, log_dir, args):
     from isaaclab.utils import to_dict
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
-    from rsl_rl.runners import OnPolicyRunner
 
     from isaaclab_diffsim.envs import DiffEnvRslRlWrapper
+    from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner
 
     agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
-    runner = OnPolicyRunner(DiffEnvRslRlWrapper(env), to_dict(agent_cfg), log_dir=log_dir, device=args.device)
+    wrapped = DiffEnvRslRlWrapper(env, clip_actions=agent_cfg.clip_actions)
+    runner = DiffOnPolicyRunner(wrapped, to_dict(agent_cfg), log_dir=log_dir, device=args.device)
     runner.logger.git_status_repos = []
     if args.resume:
         runner.load(args.resume)
-        print(f"[train] resumed from {args.resume}")
-    runner.learn(num_learning_iterations=agent_cfg.max_iterations, init_at_random_ep_len=True)
+        print(f"[train] resumed from {args.resume}: {runner.completed_iterations} iterations done")
+    runner.learn(init_at_random_ep_len=True)  # up to max_iterations in total
+    if runner.interrupted and not args.eval_on_interrupt:
+        return runner, None
     export_dir = os.path.join(log_dir, "exported")
     runner.export_policy_to_jit(export_dir)
     runner.export_policy_to_onnx(export_dir)
     policy = runner.get_inference_policy(device=args.device)
-    return lambda obs: policy({"policy": obs})
+    clip = agent_cfg.clip_actions
+
+    def act(obs):
+        a = policy({"policy": obs})
+        return a if clip is None else a.clamp(-clip, clip)  # as the wrapper fed the env during training
+
+    return runner, act
 
 
 def main():
     args = parse_args()
     env_cfg, agent_cfg = configure(args)
-    torch.manual_seed(env_cfg.seed)
+    configure_seed(env_cfg.seed)  # torch, numpy, python (checkpoints store all three)
     torch.set_num_threads(args.torch_threads)
+    args.resume = resume_path(args, agent_cfg)
     if args.log_dir:
         log_dir = os.path.abspath(args.log_dir)
         os.makedirs(log_dir, exist_ok=True)
     else:
-        log_dir = new_run_dir(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name))
+        stamp = time.strftime("%Y-%m-%d_%H-%M-%S") + (f"_{agent_cfg.run_name}" if agent_cfg.run_name else "")
+        log_dir = new_run_dir(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name), stamp)
     print(f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs, contact {env_cfg.contact_model}, "
           f"{agent_cfg.max_iterations} iterations, logs in {log_dir}", flush=True)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     t0 = time.time()
     train = train_shac if args.algo == "shac" else train_ppo
-    policy = train(env, agent_cfg, log_dir, args)
+    runner, policy = train(env, agent_cfg, log_dir, args)
+    if policy is None:  # interrupted (the checkpoint is saved): stop here
+        print(f"[train] interrupted after {time.time() - t0:.0f} s; resume with --resume {runner.last_checkpoint}",
+              flush=True)  # fmt: skip
+        sys.exit(exit_code(runner.interrupt_signal))
     print(f"[train] done in {time.time() - t0:.0f} s; exported policy to {os.path.join(log_dir, 'exported')}", flush=True)
     if args.eval_episodes > 0:
         from isaaclab_diffsim.rl.evaluation import evaluate
@@ -114,6 +171,8 @@ def main():
         env.cfg.events.push_velocity = 0.0
         result = evaluate(env, policy, args.eval_episodes)
         print(f"[eval] hard contact, forward commands in {env.cfg.commands.lin_vel_x} m/s: {result.summary()}", flush=True)
+    if runner.interrupted:  # --eval_on_interrupt
+        sys.exit(exit_code(runner.interrupt_signal))
 
 
 if __name__ == "__main__":

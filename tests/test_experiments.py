@@ -83,6 +83,10 @@ def test_latest_checkpoint(tmp_path):
         (tmp_path / f"model_{it}.pt").write_bytes(b"")
     (tmp_path / "model_final.pt").write_bytes(b"")
     assert latest_checkpoint(str(tmp_path)) == str(tmp_path / "model_1000.pt")
+    (tmp_path / "model_1000_interrupted.pt").write_bytes(b"")
+    assert latest_checkpoint(str(tmp_path)) == str(tmp_path / "model_1000.pt")
+    (tmp_path / "model_1020_interrupted.pt").write_bytes(b"")
+    assert latest_checkpoint(str(tmp_path)) == str(tmp_path / "model_1020_interrupted.pt")
 
 
 def test_table1_summary_is_mean_and_std_over_seeds():

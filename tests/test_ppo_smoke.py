@@ -128,3 +128,42 @@ def test_ppo_smoke(env, tmp_path):
     _, reward, *_ = env.step(a)
     reward.sum().backward()
     assert a.grad is not None and torch.isfinite(a.grad).all()
+
+
+def test_ppo_interrupt_saves_completed_iteration_and_resume_finishes(env, tmp_path):
+    """SIGTERM in the middle of PPO iteration 1's rollout: the iteration is finished, saved as
+    model_1_interrupted.pt (2 iterations done), and a runner resuming from it runs only the third."""
+    import os
+    import signal
+
+    from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner
+
+    agent_cfg = AnymalCFlatDiffPPORunnerCfg()
+    agent_cfg.num_steps_per_env = 4
+    agent_cfg.max_iterations = 3
+    agent_cfg.save_interval = 100
+    agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
+
+    class Interrupting(_RecordingWrapper):
+        def step(self, actions):
+            if len(self.rewards) == 6:  # 3rd step of iteration 1
+                os.kill(os.getpid(), signal.SIGTERM)
+            return super().step(actions)
+
+    wrapped = Interrupting(env)
+    runner = DiffOnPolicyRunner(wrapped, to_dict(agent_cfg), log_dir=str(tmp_path), device="cpu")
+    runner.logger.git_status_repos = []
+    runner.learn()
+    assert runner.interrupted and runner.interrupt_signal == signal.SIGTERM
+    assert runner.completed_iterations == 2 and len(wrapped.rewards) == 8  # iteration 1 was finished
+    path = tmp_path / "model_1_interrupted.pt"
+    assert runner.last_checkpoint == str(path) and torch.load(path, weights_only=True)["iter"] == 1
+
+    resumed_env = _RecordingWrapper(env)
+    resumed = DiffOnPolicyRunner(resumed_env, to_dict(agent_cfg), log_dir=str(tmp_path / "resumed"), device="cpu")
+    resumed.logger.git_status_repos = []
+    resumed.load(str(path))
+    assert resumed.completed_iterations == 2
+    resumed.learn()
+    assert resumed.completed_iterations == 3 and len(resumed_env.rewards) == 4  # only the missing iteration
+    assert (tmp_path / "resumed" / "model_2.pt").is_file()

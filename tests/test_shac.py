@@ -181,7 +181,7 @@ def test_checkpoint_resume_bit_for_bit(tmp_path):
     ckpt = str(tmp_path / "ckpt.pt")
     runner_a.save(ckpt)
     runner_a.learn(1)
-    state_a, env_state_a = full_state(runner_a), env_a.get_state()
+    state_a, env_state_a, rng_a = full_state(runner_a), env_a.get_state(), torch.get_rng_state()
 
     env_b, runner_b = make_runner(seed=123)  # different init and env state, overwritten by load
     runner_b.load(ckpt)
@@ -190,7 +190,7 @@ def test_checkpoint_resume_bit_for_bit(tmp_path):
     assert runner_b.current_learning_iteration == 3
     assert_bitwise_equal(state_a, full_state(runner_b))
     assert_bitwise_equal(env_state_a, env_b.get_state())
-    assert torch.equal(torch.get_rng_state(), torch.get_rng_state())
+    assert torch.equal(rng_a, torch.get_rng_state())
 
 
 def test_nan_reward_skipped_counted_and_raises(tmp_path):
@@ -278,34 +278,85 @@ def test_export_onnx_and_jit_match_torch(tmp_path):
     assert glob.glob(str(tmp_path / "exported" / "*"))
 
 
-@pytest.mark.parametrize("how", ["ctrl_c", "sigterm"])
-def test_keyboard_interrupt_saves_and_returns(tmp_path, how):
-    env, runner = make_runner(log_dir=str(tmp_path), save_interval=100)
-    runner.learn(2)
-    step, calls = env.step, {"n": 0}
-    previous = signal.getsignal(signal.SIGTERM)
+def run_state(runner: ShacRunner, env) -> dict:
+    """Everything a continued run depends on: networks, optimisers, normaliser, env, global RNG, counters."""
+    return {**full_state(runner), "env": env.get_state(), "rng": torch.get_rng_state(),
+            "counters": torch.tensor([runner.current_learning_iteration, runner.total_samples])}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["ctrl_c_in_rollout", "sigterm_in_rollout", "raised_in_rollout", "sigterm_in_update"])
+def test_interrupt_saves_last_completed_iteration_and_resume_is_bit_for_bit(tmp_path, how):
+    """An interrupt during iteration 3 saves iteration 2 (inside the rollout: rolled back) or 3 (inside the update:
+    the iteration is finished first) as model_<it>_interrupted.pt; a fresh runner loading it and learning to
+    max_iterations ends in exactly the state of an uninterrupted run of max_iterations."""
+    _, ref = make_runner(seed=0, max_iterations=5)
+    ref.learn()
+    assert ref.current_learning_iteration == 5
+    expected = run_state(ref, ref.env)
+
+    env, runner = make_runner(seed=0, log_dir=str(tmp_path), max_iterations=5, save_interval=100)
+    step, update, calls = env.step, runner.alg.update, {"n": 0}
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
 
     def interrupting_step(actions):
         calls["n"] += 1
-        if calls["n"] == 5:
-            if how == "ctrl_c":
+        if calls["n"] == 2 * 8 + 5:  # 5th step of iteration 3
+            if how == "ctrl_c_in_rollout":
+                os.kill(os.getpid(), signal.SIGINT)
+            elif how == "sigterm_in_rollout":
+                os.kill(os.getpid(), signal.SIGTERM)
+            elif how == "raised_in_rollout":
                 raise KeyboardInterrupt
-            os.kill(os.getpid(), signal.SIGTERM)  # a scheduler's stop; the runner turns it into an interrupt
         return step(actions)
 
+    def interrupted_update():
+        if calls["n"] == 3 * 8:
+            os.kill(os.getpid(), signal.SIGTERM)  # held until the iteration is finished
+        return update()
+
     env.step = interrupting_step
-    runner.learn(5)
+    runner.alg.update = interrupted_update
+    runner.learn()
     runner.close()
-    assert signal.getsignal(signal.SIGTERM) is previous  # the runner's handler is gone after learn()
-    assert runner.interrupted and runner.current_learning_iteration == 2
-    assert runner.last_checkpoint == str(tmp_path / "model_2.pt") and os.path.isfile(runner.last_checkpoint)
-    # The checkpoint loads into a runner built from the stored cfg dict.
-    cfg_dict = torch.load(runner.last_checkpoint, weights_only=False)["cfg"]
+    assert {s: signal.getsignal(s) for s in previous} == previous  # handlers restored after learn()
+    saved_it = 3 if how == "sigterm_in_update" else 2
+    path = str(tmp_path / f"model_{saved_it}_interrupted.pt")
+    assert runner.interrupted and runner.current_learning_iteration == saved_it
+    assert runner.interrupt_signal == (signal.SIGINT if how in ("ctrl_c_in_rollout", "raised_in_rollout")
+                                       else signal.SIGTERM)  # fmt: skip
+    assert runner.last_checkpoint == path and os.path.isfile(path)
+    assert sorted(os.listdir(tmp_path)).count(f"model_{saved_it}.pt") == 0  # the periodic name is not reused
+
+    # the interrupted runner itself can go on (the global RNG is where the interrupt left it) ...
+    env.step, runner.alg.update = step, update
+    runner.learn()
+    assert_bitwise_equal(expected, run_state(runner, env))
+    # ... and so can a fresh runner (other seed, built from the stored cfg dict) resuming from the file
+    cfg_dict = torch.load(path, weights_only=True)["cfg"]
+    torch.manual_seed(123)
     env2 = PointMassEnv(num_envs=4)
-    runner2 = ShacRunner(env2, cfg_dict, device="cpu")
-    runner2.load(runner.last_checkpoint)
-    assert runner2.current_learning_iteration == 2
-    assert_bitwise_equal(full_state(runner), full_state(runner2))
+    resumed = ShacRunner(env2, cfg_dict, device="cpu")
+    resumed.load(path)
+    assert resumed.current_learning_iteration == saved_it
+    resumed.learn()
+    assert resumed.current_learning_iteration == 5
+    assert_bitwise_equal(expected, run_state(resumed, env2))
+
+
+def test_second_signal_during_update_stops_without_saving(tmp_path):
+    env, runner = make_runner(seed=0, log_dir=str(tmp_path), save_interval=100)
+    runner.learn(1)
+    update = runner.alg.update
+
+    def twice():
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return update()
+
+    runner.alg.update = twice
+    runner.learn(3)
+    assert runner.interrupted and not glob.glob(str(tmp_path / "*interrupted*"))
+    assert runner.last_checkpoint == str(tmp_path / "model_1.pt")  # learn(1)'s final checkpoint, nothing since
 
 
 @pytest.mark.parametrize("value_gradient", [True, False])
@@ -337,3 +388,78 @@ def test_value_gradient_switch(value_gradient):
         assert not torch.allclose(g1, g2)
     else:
         torch.testing.assert_close(g1, g2)
+
+
+def test_progress_line_prints_dash_before_first_episode(capsys):
+    """Before any episode has finished, the console shows '-' for return and episode length, not nan."""
+    torch.manual_seed(0)
+    env = PointMassEnv(num_envs=4, max_episode_length=1000)
+    runner = ShacRunner(env, small_cfg(), device="cpu")
+    runner.learn(1)
+    line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[SHAC] it 1/")][0]
+    assert "return - | ep_len - |" in line and "nan" not in line, line
+
+
+@pytest.mark.parametrize("failure", ["nan_reward", "env_raises"])
+def test_skipped_iteration_leaves_no_trace_in_normaliser(failure):
+    """A horizon with huge (finite) observations whose update is skipped (NaN reward), or that the env aborts,
+    leaves the normaliser's mean, var and count exactly as they were; a valid one changes them."""
+    env, runner = make_runner(seed=4)
+    runner.learn(1)
+    norm = runner.alg.obs_normalizer
+    before = {k: v.clone() for k, v in norm.state_dict().items()}
+    step = env.step
+    calls = {"n": 0}
+
+    def bad_step(actions):
+        calls["n"] += 1
+        obs, rew, term, trunc, extras = step(actions)
+        obs = obs * 1e6  # a near-divergent horizon: huge but finite states
+        if failure == "env_raises" and calls["n"] == 6:
+            raise FloatingPointError("non-finite state")
+        if failure == "nan_reward":
+            rew = rew.clone()
+            rew[1] = float("nan")
+        return obs, rew, term, trunc, extras
+
+    env.step = bad_step
+    runner.learn(1)
+    assert runner.alg.consecutive_nonfinite == 1
+    assert_bitwise_equal(before, norm.state_dict())
+    # samples of completed horizons (trained on, or with a skipped update); an aborted horizon's apart
+    assert runner.total_samples == 8 * 4 * (1 if failure == "env_raises" else 2)
+    assert runner.aborted_samples == (5 * 4 if failure == "env_raises" else 0)
+    env.step = step
+    runner.learn(1)
+    assert not torch.equal(before["count"], norm.count)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "garbage", "foreign", "other_networks", "missing"])
+def test_bad_checkpoint_gives_clear_error(tmp_path, damage):
+    from isaaclab_diffsim.rl.checkpoints import CheckpointError
+
+    env, runner = make_runner(seed=0, log_dir=str(tmp_path), save_interval=1)
+    runner.learn(2)
+    good, path = tmp_path / "model_1.pt", tmp_path / "model_2.pt"
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "garbage":
+        path.write_bytes(b"not a checkpoint" * 100)
+    elif damage == "foreign":  # e.g. an rsl_rl PPO checkpoint
+        torch.save({"actor_state_dict": {}, "optimizer_state_dict": {}, "iter": 2, "infos": None}, path)
+    elif damage == "other_networks":
+        torch.save({**runner.alg.state_dict(), "iter": 2,
+                    "model_state_dict": {**runner.alg.policy.state_dict(),
+                                         "actor.0.weight": torch.zeros(16, 6)}}, path)  # fmt: skip
+    else:
+        path.unlink()
+    _, fresh = make_runner(seed=1)
+    with pytest.raises(CheckpointError) as err:
+        fresh.load(str(path))
+    msg = str(err.value)
+    assert str(path) in msg and f"previous checkpoint of this run is {good}" in msg, msg
+    fresh.load(str(good))  # the suggested one works
+    assert fresh.current_learning_iteration == 1

@@ -8,11 +8,17 @@ converter's fixed joint to the world is removed (floating base), and the bodies 
 asset root, like Isaac Lab's robot USDs (``/Robot/base``, ``/Robot/LF_FOOT``, ...). The result is cached with a manifest;
 a missing, stale or corrupt cache is rebuilt, and a failed rebuild raises. Nothing is downloaded.
 
+Processes sharing the cache: a build holds an exclusive file lock (``anymal_c.lock``) and checks the cache again once
+it has it, so concurrent first uses build once. The build goes into a fresh folder, and ``anymal_c`` is a symbolic link
+switched to it in one atomic rename, so a reader sees either the previous complete asset or the new one.
+
 Result: 17 rigid bodies (base, 4 x HIP/THIGH/SHANK/FOOT), 12 revolute joints, 52.13 kg.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -58,14 +64,16 @@ def anymal_c_usd_path(cache_dir: str | Path | None = None, rebuild: bool = False
     target = folder / "anymal_c"
     urdf = anymal_c_urdf_path()
     expected = _fingerprint(urdf)
-    if not rebuild:
-        problem = _cache_problem(target, expected)
-        if problem is None:
+    if not rebuild and _cache_problem(target, expected) is None:
+        return target / USD_NAME
+    with _exclusive_lock(folder / "anymal_c.lock"):
+        problem = _cache_problem(target, expected)  # another process may have built it while we waited
+        if problem is None and not rebuild:
             return target / USD_NAME
-        if (target / "manifest.json").exists() or (target / USD_NAME).exists():
+        if problem is not None and ((target / "manifest.json").exists() or (target / USD_NAME).exists()):
             logger.warning("ANYmal C USD cache at %s is unusable (%s): rebuilding it.", target, problem)
-    _build(urdf, target, expected)
-    problem = _cache_problem(target, expected)
+        _build(urdf, target, expected)
+        problem = _cache_problem(target, expected)
     if problem is not None:
         raise RuntimeError(f"ANYmal C USD conversion into {target} produced an invalid asset: {problem}")
     return target / USD_NAME
@@ -102,6 +110,35 @@ def _cache_problem(target: Path, expected: dict) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _exclusive_lock(path: Path):
+    """Hold an exclusive ``flock`` on ``path`` (created if needed) for the block; blocks until it is free."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _publish(staging: Path, target: Path) -> None:
+    """Make ``target`` a symbolic link to ``staging`` in one atomic rename; remove what it replaced."""
+    link = target.parent / f".{target.name}.link-{os.getpid()}"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(staging.name)
+    old = None
+    if target.is_symlink():
+        old = target.parent / os.readlink(target)
+    elif target.exists():  # a cache from before the link layout: move it aside (readers wait on the lock meanwhile)
+        old = target.parent / f".{target.name}.old-{os.getpid()}"
+        target.rename(old)
+    os.replace(link, target)
+    if old is not None and old.resolve() != staging.resolve():
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _build(urdf: Path, target: Path, fingerprint: dict) -> None:
     try:
         from urdf_usd_converter import Converter
@@ -117,14 +154,14 @@ def _build(urdf: Path, target: Path, fingerprint: dict) -> None:
         if (raw.parent / "Textures").is_dir():
             shutil.move(str(raw.parent / "Textures"), staging / "Textures")
         shutil.rmtree(staging / "raw")
-        manifest = {"fingerprint": fingerprint, "body_paths": body_paths, "total_mass": total_mass}
+        manifest = {"fingerprint": fingerprint, "body_paths": body_paths, "total_mass": total_mass,
+                    "built_by_pid": os.getpid()}  # fmt: skip
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        staging.chmod(0o755)  # mkdtemp makes it private
+        _publish(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def _make_lean(raw: Path, out: Path) -> tuple[list[str], float]:

@@ -56,6 +56,8 @@ class DiffSimulator:
         flat = [None if t is None else t.reshape(-1) for t in (joint_q, joint_qd, targets, joint_f)]
         if kappa is not None and not torch.is_tensor(kappa):
             kappa = torch.tensor([float(kappa)], device=self.device)
+        if kappa is not None and (kappa.numel() != 1 or not bool(torch.isfinite(kappa).all() & (kappa > 0).all())):
+            raise ValueError(f"DiffSimulator.step: kappa must be one positive finite value, got {kappa.tolist()}")
         inputs = (*flat, kappa)
         if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in inputs):
             q, qd, bq, bqd = PhysicsStepFunction.apply(self.solver, substeps, dt, *inputs)

@@ -18,6 +18,7 @@ import warp as wp
 from ..assets.anymal_c import LEGS, build_anymal_c_model
 from ..bridge import DiffSimulator
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg
+from .nonfinite import check_finite
 from .rotations import quat_rotate, quat_rotate_inverse, yaw_quat
 
 NQ, ND, NLEG = 19, 18, 12
@@ -98,6 +99,8 @@ class DiffVelocityEnv(gym.Env):
             self.term_names.append("gait_foot_height_l2")
         self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
         self.obs = None
+        self.common_step_counter = 0
+        """Steps taken since the env was built (Isaac Lab's name); non-finite errors report it."""
 
     # ------------------------------------------------------------------ public API
     def reset(self, seed: int | None = None, options: dict | None = None) -> torch.Tensor:
@@ -168,9 +171,14 @@ class DiffVelocityEnv(gym.Env):
         }
 
     def step(self, actions: torch.Tensor):
-        """Returns (obs, reward, terminated, truncated, extras); see the module docstring."""
+        """Returns (obs, reward, terminated, truncated, extras); see the module docstring.
+
+        Raises FloatingPointError naming the env ids and the step if the actions, or the new state, rewards or
+        observations, hold a NaN or inf (nothing of the step is kept)."""
         if actions.shape != (self.num_envs, NLEG):
             raise ValueError(f"actions must have shape {(self.num_envs, NLEG)}, got {tuple(actions.shape)}")
+        self.common_step_counter += 1
+        check_finite({"actions": actions}, self.common_step_counter, self.episode_length_buf)
         cfg = self.cfg
         targets_leg = self.default_leg + cfg.action_scale * actions
         if cfg.gait.joint_swing_scale > 0:
@@ -179,14 +187,20 @@ class DiffVelocityEnv(gym.Env):
         prev_qd_leg = self.qd[:, 6:]
         out = self.sim.step(self.q, self.qd, targets)
         q, qd = out.joint_q.view(self.num_envs, NQ), out.joint_qd.view(self.num_envs, ND)
-        if not torch.isfinite(q).all() or not torch.isfinite(qd).all():
-            raise FloatingPointError("DiffVelocityEnv: non-finite state after a physics step (NaN/inf in the rollout)")
 
+        kept = (self.last_actions, self.feet_air_time)  # what the step changes before the check below
         base = self._base_frame(q, qd)
         reward, terms = self._rewards(q, qd, base, prev_qd_leg, actions, targets_leg, out.body_q)
         self.last_actions = actions
         self.episode_length_buf += 1  # before the observation: its gait clock is that of the new state
         obs = self._observations(q, qd, actions, base)
+        try:
+            check_finite({"joint_q after the physics step": q, "joint_qd after the physics step": qd,
+                          "rewards": reward, "observations": obs}, self.common_step_counter, self.episode_length_buf)
+        except FloatingPointError:
+            self.last_actions, self.feet_air_time = kept
+            self.episode_length_buf -= 1
+            raise
         terminated = (q[:, 2] < cfg.min_base_height) | (base[2][:, 2] > cfg.max_gravity_z)  # bool: no graph
         if cfg.rewards.termination_penalty != 0.0:
             terms["termination_penalty"] = cfg.rewards.termination_penalty * terminated.float() * self.step_dt
@@ -378,6 +392,10 @@ class DiffVelocityEnv(gym.Env):
         mu[feet.reshape(-1)] = self._uniform((n, 1), *ev.foot_friction_range).expand(n, 4).reshape(-1)
         mass = wp.to_torch(self.model.body_mass, requires_grad=False)
         base = torch.as_tensor(self.info["base_body"], device=self.device).long()
+        lightest = float(mass[base].min()) + ev.base_mass_add_range[0]
+        if lightest <= 0.0:
+            raise ValueError(f"events.base_mass_add_range {ev.base_mass_add_range!r} can make the base mass {lightest:g}"
+                             " kg (must stay > 0)")
         mass[base] += self._uniform((n,), *ev.base_mass_add_range)
 
     def _episode_log(self, done: torch.Tensor) -> dict:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from isaaclab.utils import configclass
 
 from ..solver import ADJOINTS, DEFAULT_ADJOINT
@@ -47,6 +49,7 @@ class DiffEventsCfg:
 
     foot_friction_range: tuple[float, float] = (0.8, 0.8)
     base_mass_add_range: tuple[float, float] = (-5.0, 5.0)
+    """Added to the base's mass [kg] per env at startup; the env refuses a range that makes a mass <= 0."""
     reset_base_velocity: float = 0.5
     reset_joint_scale_range: tuple[float, float] = (0.5, 1.5)
     push_interval_s: tuple[float, float] = (10.0, 15.0)
@@ -148,6 +151,37 @@ class DiffVelocityEnvCfg:
                              f"{self.gait.joint_swing_scale!r} with period {self.gait.period_s!r}")
         if len(self.gait.phase_offsets) != 4:
             raise ValueError(f"gait.phase_offsets needs 4 entries (LF, RF, LH, RH), got {self.gait.phase_offsets!r}")
+        positive.update({
+            "kp": self.kp,
+            "action_scale": self.action_scale,
+            "actuator_saturation": self.actuator_saturation,
+            "rewards.tracking_std": self.rewards.tracking_std,  # 0 divides by zero in the tracking rewards
+            "commands.resampling_time_s": self.commands.resampling_time_s,
+            "init_base_height": self.init_base_height,
+        })  # fmt: skip
         for name, value in positive.items():
-            if not value > 0:
-                raise ValueError(f"{name} must be positive, got {value!r}")
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        non_negative = {"kd": self.kd, "min_base_height": self.min_base_height, "events.push_velocity":
+                        self.events.push_velocity, "events.reset_base_velocity": self.events.reset_base_velocity}
+        for name, value in non_negative.items():
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if self.min_base_height >= self.init_base_height:
+            raise ValueError(f"min_base_height must be below init_base_height ({self.init_base_height!r}), or every "
+                             f"episode ends at its first step; got {self.min_base_height!r}")
+        ranges = {
+            "commands.lin_vel_x": self.commands.lin_vel_x,
+            "commands.lin_vel_y": self.commands.lin_vel_y,
+            "commands.ang_vel_z": self.commands.ang_vel_z,
+            "events.foot_friction_range": self.events.foot_friction_range,
+            "events.base_mass_add_range": self.events.base_mass_add_range,
+            "events.reset_joint_scale_range": self.events.reset_joint_scale_range,
+            "events.push_interval_s": self.events.push_interval_s,
+        }
+        for name, r in ranges.items():
+            if not (len(r) == 2 and all(isinstance(x, (int, float)) and math.isfinite(x) for x in r) and r[0] <= r[1]):
+                raise ValueError(f"{name} must be (low, high) with finite low <= high, got {r!r}")
+        if self.events.foot_friction_range[0] < 0 or self.events.push_interval_s[0] <= 0:
+            raise ValueError(f"events.foot_friction_range must be >= 0 and events.push_interval_s > 0, got "
+                             f"{self.events.foot_friction_range!r}, {self.events.push_interval_s!r}")

@@ -1,63 +1,105 @@
-"""Policy evaluation on a DiffVelocityEnv: return, velocity-tracking error and fall rate over M episodes."""
+"""Policy evaluation on a DiffVelocityEnv: return, velocity-tracking error and fall rate over a fixed set of episodes.
+
+The set is fixed before anything is run: the first episode of each of ``num_episodes`` envs, counted from a
+reset. Keeping instead the first ``num_episodes`` episodes that *finish* would over-sample short episodes (falls),
+biasing the fall rate up and the return down by an amount that depends on the policy and on ``num_envs``.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ..envs.nonfinite import check_finite
+
 
 @dataclass
 class EvalResult:
+    """Per-episode metrics of :func:`evaluate` (one entry per evaluated episode, in env order)."""
+
     returns: np.ndarray
     tracking_errors: np.ndarray
     falls: np.ndarray
+    lengths: np.ndarray
     joint_trace: np.ndarray
+    """Joint positions (steps, 12) of env 0 at the start of each step of its evaluated episode."""
 
     def summary(self) -> str:
         return (
             f"episodes {len(self.returns)}: return {self.returns.mean():.2f} +- {self.returns.std():.2f}, "
             f"lin-vel tracking error {self.tracking_errors.mean():.3f} m/s, "
-            f"fall rate {100.0 * self.falls.mean():.1f} %"
+            f"fall rate {100.0 * self.falls.mean():.1f} %, length {self.lengths.mean():.1f} steps"
         )
 
 
 @torch.no_grad()
 def evaluate(env, policy, num_episodes: int, progress: bool = True) -> EvalResult:
-    """Run the deterministic ``policy(obs) -> actions`` until ``num_episodes`` episodes have finished.
+    """Run the deterministic ``policy(obs) -> actions`` on a fixed set of ``num_episodes`` full episodes.
 
-    Tracking error: per episode, the mean over its steps of |v_xy,cmd - v_xy| in the base frame [m/s].
-    A fall is an episode that ended by termination (not by time-out).
+    The env is reset, then stepped until each of its first ``min(num_episodes, num_envs)`` envs has finished its
+    first episode; the other episodes (later ones, other envs) are ignored. When ``num_episodes > num_envs`` this
+    is repeated after a new reset (rounds of ``num_envs`` episodes, the last round taking the first envs); give
+    the env ``num_envs >= num_episodes`` for a single round. A round lasts until its slowest counted episode ends
+    (at most ``max_episode_length`` steps).
+
+    Return: sum of the rewards of the episode's steps. Tracking error: mean over the episode's steps of
+    |v_xy,cmd - v_xy| in the base frame [m/s]. A fall is an episode that ended by termination (not by time-out).
+    Raises FloatingPointError (env ids and step) if the policy returns a non-finite action.
     """
+    if num_episodes < 1:
+        raise ValueError(f"evaluate: num_episodes must be >= 1, got {num_episodes!r}")
     n = env.num_envs
+    returns, errors, falls, lengths, trace = [], [], [], [], []
+    for r in range(math.ceil(num_episodes / n)):
+        k = min(n, num_episodes - r * n)
+        res = _evaluate_round(env, policy, k, record_trace=(r == 0), progress=progress)
+        returns.append(res[0])
+        errors.append(res[1])
+        falls.append(res[2])
+        lengths.append(res[3])
+        if r == 0:
+            trace = res[4]
+    return EvalResult(np.concatenate(returns), np.concatenate(errors), np.concatenate(falls), np.concatenate(lengths),
+                      np.array(trace))  # fmt: skip
+
+
+def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool):
+    """Metrics of the first episode of envs 0..k-1 after a reset (numpy arrays of length k) and env 0's trace."""
+    n, dev = env.num_envs, env.device
     obs = env.reset()
-    ep_return = torch.zeros(n, device=env.device)
-    ep_err = torch.zeros(n, device=env.device)
-    ep_len = torch.zeros(n, device=env.device)
-    returns, errors, falls, trace = [], [], [], []
+    ep_return = torch.zeros(n, device=dev)
+    ep_err = torch.zeros(n, device=dev)
+    ep_len = torch.zeros(n, device=dev)
+    finished = torch.zeros(n, dtype=torch.bool, device=dev)
+    fell = torch.zeros(n, dtype=torch.bool, device=dev)
+    trace = []
     steps = 0
-    while len(returns) < num_episodes:
+    while not bool(finished[:k].all()):
         actions = policy(obs)
-        cmd = env.commands[:, :2].clone()
-        obs_next, rew, term, trunc, extras = env.step(actions)
-        lin_b = extras["terminal_obs"][:, 0:2]
-        ep_err += (cmd - lin_b).norm(dim=1)
-        ep_return += rew
-        ep_len += 1
-        if len(trace) < env.max_episode_length:
+        check_finite({"actions from the policy": actions}, steps)
+        if record_trace and not bool(finished[0]):
             trace.append(env.q[0, 7:].cpu().numpy().copy())
-        done = term | trunc
-        for i in torch.nonzero(done).flatten().tolist():
-            if len(returns) < num_episodes:
-                returns.append(ep_return[i].item())
-                errors.append((ep_err[i] / ep_len[i]).item())
-                falls.append(bool(term[i]))
-        ep_return[done] = 0.0
-        ep_err[done] = 0.0
-        ep_len[done] = 0.0
-        obs = obs_next
+        cmd = env.commands[:, :2].clone()
+        obs, rew, term, trunc, extras = env.step(actions)
+        active = ~finished  # envs still in their first episode
+        lin_b = extras["terminal_obs"][:, 0:2]
+        ep_err += torch.where(active, (cmd - lin_b).norm(dim=1), 0.0)
+        ep_return += torch.where(active, rew, 0.0)
+        ep_len += active.float()
+        done = (term | trunc) & active
+        fell |= term & active
+        finished |= done
         steps += 1
         if progress and steps % 250 == 0:
-            print(f"[eval] {steps} steps, {len(returns)}/{num_episodes} episodes finished", flush=True)
-    return EvalResult(np.array(returns), np.array(errors), np.array(falls), np.array(trace))
+            print(f"[eval] {steps} steps, {int(finished[:k].sum())}/{k} episodes finished", flush=True)
+    sel = slice(0, k)
+    return (
+        ep_return[sel].cpu().numpy(),
+        (ep_err[sel] / ep_len[sel]).cpu().numpy(),
+        fell[sel].cpu().numpy(),
+        ep_len[sel].cpu().numpy().astype(np.int64),
+        trace,
+    )

@@ -22,12 +22,18 @@ def load_policy(algo: str, env, agent_cfg, checkpoint: str, device: str):
         return runner.get_inference_policy()
     from isaaclab.utils import to_dict
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
-    from rsl_rl.runners import OnPolicyRunner
 
     from ..envs import DiffEnvRslRlWrapper
+    from .ppo_runner import DiffOnPolicyRunner
 
     agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
-    runner = OnPolicyRunner(DiffEnvRslRlWrapper(env), to_dict(agent_cfg), log_dir=None, device=device)
+    clip = agent_cfg.clip_actions
+    runner = DiffOnPolicyRunner(DiffEnvRslRlWrapper(env, clip_actions=clip), to_dict(agent_cfg), log_dir=None, device=device)
     runner.load(checkpoint, map_location=device)
     policy = runner.get_inference_policy(device=device)
-    return lambda obs: policy({"policy": obs})
+
+    def act(obs):
+        a = policy({"policy": obs})
+        return a if clip is None else a.clamp(-clip, clip)  # as the wrapper fed the env during training
+
+    return act

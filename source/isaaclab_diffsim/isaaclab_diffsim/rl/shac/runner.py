@@ -22,9 +22,7 @@ store the RNG states, so a resumed run continues bit for bit when the env also p
 from __future__ import annotations
 
 import os
-import random
 import signal
-import threading
 import time
 from collections import deque
 from typing import Any
@@ -32,7 +30,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .capture import HorizonCapture
+from ..checkpoints import checkpoint_error, load_checkpoint
+from ..interrupts import InterruptGuard, TrainingInterrupted
+from .capture import HorizonCapture, rng_states, set_rng_states
 from .capture import detached as _detached
 from .shac import SHAC, ShacInferencePolicy, sync_device
 from .shac_cfg import ShacRunnerCfg
@@ -54,6 +54,7 @@ class ShacRunner:
         if isinstance(cfg, dict):
             d, cfg = cfg, ShacRunnerCfg()
             cfg.from_dict(d)
+        cfg.validate_values()
         self.env = env
         self.cfg = cfg
         self.device = torch.device(device if device is not None else cfg.device)
@@ -76,10 +77,14 @@ class ShacRunner:
 
         self.current_learning_iteration = 0
         self.total_samples = 0
+        """Env steps (envs x steps) of the horizons that completed; ``aborted_samples`` counts those of the horizons
+        the env aborted (non-finite state), which trained nothing."""
+        self.aborted_samples = 0
         self.wall_time = 0.0
         self.last_checkpoint: str | None = None
         self.last_good_checkpoint: str | None = None
         self.interrupted = False
+        self.interrupt_signal: int | None = None
         self.writer = None
         self.last_stats: dict[str, float] = {}
         self.capture = HorizonCapture(cfg, None if log_dir is None else os.path.join(log_dir, "bad_horizons"))
@@ -94,16 +99,23 @@ class ShacRunner:
     # ------------------------------------------------------------------ training
 
     def learn(self, num_iterations: int | None = None) -> None:
-        """Run ``num_iterations`` (default ``cfg.max_iterations``) SHAC iterations from ``current_learning_iteration``.
+        """Train up to iteration ``cfg.max_iterations`` (the default: a resumed run finishes the original one), or
+        for ``num_iterations`` more iterations from ``current_learning_iteration``.
 
         Saves ``model_<it>.pt`` every ``save_interval`` iterations (skipped while updates are being skipped for
         non-finite values) and at the end (when ``log_dir`` is set).
-        On Ctrl-C (KeyboardInterrupt) or SIGTERM (what cluster schedulers send; background jobs ignore SIGINT)
-        saves a checkpoint, sets ``self.interrupted`` and returns. A
-        ``FloatingPointError`` raised by ``env.step`` (non-finite state) aborts the horizon and counts as a
-        skipped iteration. Raises RuntimeError after ``max_consecutive_nonfinite`` consecutive iterations with
-        a skipped update. Bad horizons are captured (see :class:`HorizonCapture`). Times per iteration: forward
-        (rollout), backward (the actor loss's, through the physics) and the rest of the update.
+
+        Ctrl-C (SIGINT) or SIGTERM (what cluster schedulers send): during a rollout, the rollout is abandoned and
+        env, RNG and episode statistics are put back to the iteration's start; during the update, the iteration is
+        finished first. Either way the last *completed* iteration is saved as ``model_<it>_interrupted.pt``
+        (``self.interrupted`` and ``self.interrupt_signal`` are set) and learn() returns; resuming from that file
+        continues bit for bit. A second signal during an update stops at once and saves nothing.
+
+        A ``FloatingPointError`` raised by ``env.step`` (non-finite state) aborts the horizon and counts as a
+        skipped iteration; a skipped iteration changes neither networks nor normaliser. Raises RuntimeError after
+        ``max_consecutive_nonfinite`` consecutive iterations with a skipped update. Bad horizons are captured (see
+        :class:`HorizonCapture`). Times per iteration: forward (rollout), backward (the actor loss's, through the
+        physics) and the rest of the update.
         """
         if self.log_dir is not None and self.writer is None:
             from torch.utils.tensorboard import SummaryWriter
@@ -112,77 +124,119 @@ class ShacRunner:
             self.writer = SummaryWriter(log_dir=self.log_dir, flush_secs=10)
         self.alg.train_mode()
         start_it = self.current_learning_iteration
-        end_it = start_it + int(self.cfg.max_iterations if num_iterations is None else num_iterations)
-        previous_sigterm = None
-        if threading.current_thread() is threading.main_thread():
-            previous_sigterm = signal.signal(signal.SIGTERM, _interrupt_on_signal)
+        if num_iterations is None:
+            end_it = int(self.cfg.max_iterations)
+        else:
+            end_it = start_it + int(num_iterations)
+        self.interrupted, self.interrupt_signal = False, None
+        start_state, self._in_rollout = None, False
         try:
-            for it in range(start_it, end_it):
-                self.capture.begin(self)
-                t0 = time.perf_counter()
-                self.alg.update_learning_rate(it)
-                try:
-                    self._rollout(update_normalizer=True, bookkeeping=True)
-                    failed = None
-                except FloatingPointError as err:  # the env refused a non-finite state: skip like a NaN loss
-                    failed = err
-                sync_device(self.device)
-                t1 = time.perf_counter()
-                if failed is None:
-                    stats = self.alg.update()
-                else:
-                    print(f"[SHAC] rollout failed at iteration {it + 1}: {failed}")
-                    stats = self.alg.skip_iteration()
-                sync_device(self.device)
-                t2 = time.perf_counter()
-                stats["forward_time"] = t1 - t0
-                stats["update_time"] = max(t2 - t1 - stats["backward_time"], 0.0)
-                self.last_stats = stats
-
-                self.current_learning_iteration = it + 1
-                self.total_samples += self.horizon * self.num_envs
-                self.wall_time += t2 - t0
-                self._log(it, end_it, stats, t1 - t0, t2 - t1)
-                self.capture.end(self, it + 1, stats, None if failed is None else str(failed))
-
-                if self.alg.consecutive_nonfinite >= int(self.cfg.max_consecutive_nonfinite):
-                    where = self.last_good_checkpoint or "none saved yet in this run"
-                    raise RuntimeError(
-                        f"SHAC stopped at iteration {it}: {self.alg.consecutive_nonfinite} consecutive iterations with"
-                        f" a non-finite loss or gradient (updates skipped; {self.alg.nonfinite_count} in total)."
-                        f" Last good checkpoint: {where}"
-                    )
-                # Periodic checkpoints only after a clean iteration, so "last good checkpoint" means what it says.
-                save_due = (it + 1) % max(int(self.cfg.save_interval), 1) == 0
-                if self.log_dir is not None and save_due and self.alg.consecutive_nonfinite == 0:
-                    self.save(os.path.join(self.log_dir, f"model_{it + 1}.pt"))
-            if self.log_dir is not None:
-                path = os.path.join(self.log_dir, f"model_{self.current_learning_iteration}.pt")
-                if self.last_checkpoint != path:
-                    self.save(path)
-        except KeyboardInterrupt:
-            self.interrupted = True
-            if self.log_dir is not None:
-                path = os.path.join(self.log_dir, f"model_{self.current_learning_iteration}.pt")
-                self.save(path)
-                print(f"[SHAC] interrupted: saved {path}")
-            else:
-                print("[SHAC] interrupted (no log_dir, nothing saved)")
+            with InterruptGuard() as guard:
+                for it in range(start_it, end_it):
+                    start_state = self._iteration_start_state()
+                    self._iteration(it, end_it, guard)
+                    guard.raise_if_pending()
+                if self.log_dir is not None:
+                    path = os.path.join(self.log_dir, f"model_{self.current_learning_iteration}.pt")
+                    if self.last_checkpoint != path:
+                        self.save(path)
+        except KeyboardInterrupt as exc:
+            if not isinstance(exc, TrainingInterrupted):  # raised by other code (no handler installed): where?
+                exc = TrainingInterrupted(signal.SIGINT, forced=not self._in_rollout)
+            self._on_interrupt(exc, start_state if self._in_rollout else None)
         finally:
-            if previous_sigterm is not None:
-                signal.signal(signal.SIGTERM, previous_sigterm)
+            self._in_rollout = False
             if self.writer is not None:
                 self.writer.flush()
 
-    def _rollout(self, update_normalizer: bool, bookkeeping: bool, obs: torch.Tensor | None = None) -> None:
+    def _iteration(self, it: int, end_it: int, guard: InterruptGuard) -> None:
+        """One iteration: rollout (interruptible), then update, logging and checkpoint (interrupts held)."""
+        self.capture.begin(self)
+        t0 = time.perf_counter()
+        self.alg.update_learning_rate(it)
+        steps = [0]
+        try:
+            with guard.allowed():
+                self._in_rollout = True
+                self._rollout(update_normalizer=True, bookkeeping=True, steps=steps)
+                self._in_rollout = False
+            failed = None
+        except FloatingPointError as err:  # the env refused a non-finite value: skip like a NaN loss
+            self._in_rollout = False
+            failed = err
+        sync_device(self.device)
+        t1 = time.perf_counter()
+        if failed is None:
+            stats = self.alg.update()
+            self.total_samples += self.horizon * self.num_envs
+        else:
+            print(f"[SHAC] rollout failed at iteration {it + 1}, step {steps[0]} of the horizon: {failed}")
+            stats = self.alg.skip_iteration()
+            self.aborted_samples += steps[0] * self.num_envs
+        sync_device(self.device)
+        t2 = time.perf_counter()
+        stats["forward_time"] = t1 - t0
+        stats["update_time"] = max(t2 - t1 - stats["backward_time"], 0.0)
+        self.last_stats = stats
+
+        self.current_learning_iteration = it + 1
+        self.wall_time += t2 - t0
+        self._log(it, end_it, stats, t1 - t0, t2 - t1)
+        self.capture.end(self, it + 1, stats, None if failed is None else str(failed))
+
+        if self.alg.consecutive_nonfinite >= int(self.cfg.max_consecutive_nonfinite):
+            where = self.last_good_checkpoint or "none saved yet in this run"
+            raise RuntimeError(
+                f"SHAC stopped at iteration {it}: {self.alg.consecutive_nonfinite} consecutive iterations with"
+                f" a non-finite loss or gradient (updates skipped; {self.alg.nonfinite_count} in total)."
+                f" Last good checkpoint: {where}"
+            )
+        # Periodic checkpoints only after a clean iteration, so "last good checkpoint" means what it says.
+        save_due = (it + 1) % max(int(self.cfg.save_interval), 1) == 0
+        if self.log_dir is not None and save_due and self.alg.consecutive_nonfinite == 0:
+            self.save(os.path.join(self.log_dir, f"model_{it + 1}.pt"))
+
+    def _iteration_start_state(self) -> dict:
+        """What a rollout changes outside the networks (env, RNGs, episode statistics), to undo an interrupted one."""
+        state = {"rng": rng_states(), "episode_stats": self._episode_stats()}
+        if hasattr(self.env, "get_state") and hasattr(self.env, "set_state"):
+            self.env.detach()
+            state["env"] = _detached(self.env.get_state())
+        return state
+
+    def _on_interrupt(self, intr: TrainingInterrupted, start_state: dict | None) -> None:
+        self.interrupted, self.interrupt_signal = True, intr.signum
+        self.alg.abort_horizon()
+        if intr.forced:
+            print(f"[SHAC] stopped by {intr} during an update: nothing saved (the iteration was not finished); last"
+                  f" checkpoint: {self.last_checkpoint or 'none'}", flush=True)  # fmt: skip
+            return
+        if start_state is not None:  # interrupted inside a rollout: undo it
+            set_rng_states(start_state["rng"])
+            self._set_episode_stats(start_state["episode_stats"])
+            if "env" in start_state:
+                self.env.set_state(start_state["env"])
+        if self.log_dir is None:
+            print(f"[SHAC] interrupted ({intr}) after iteration {self.current_learning_iteration}; no log_dir, nothing"
+                  " saved", flush=True)  # fmt: skip
+            return
+        path = os.path.join(self.log_dir, f"model_{self.current_learning_iteration}_interrupted.pt")
+        self.save(path)
+        print(f"[SHAC] interrupted ({intr}): saved iteration {self.current_learning_iteration} to {path}", flush=True)
+
+    def _rollout(
+        self, update_normalizer: bool, bookkeeping: bool, obs: torch.Tensor | None = None, steps: list | None = None
+    ) -> None:
         """One horizon from the env's current state, graph kept (when grad is enabled); ``obs`` replaces the env's
-        observation of that state (a captured horizon's)."""
+        observation of that state (a captured horizon's). ``steps[0]`` counts the steps taken."""
         self.env.detach()
         obs = (self.env.get_observations() if obs is None else obs).detach().to(self.device)
         self.alg.begin_horizon(obs, update_normalizer=update_normalizer)
         for _ in range(self.horizon):
             actions = self.alg.act(obs)
             obs, rew, terminated, truncated, extras = self.env.step(actions.to(self.env.device))
+            if steps is not None:
+                steps[0] += 1
             obs = obs.to(self.device)
             self.alg.process_env_step(obs, rew, terminated.to(self.device), truncated.to(self.device), extras)
             if bookkeeping:
@@ -271,6 +325,7 @@ class ShacRunner:
             if self._lengths:
                 w.add_scalar("Train/mean_episode_length", mean_length, it)
             w.add_scalar("Perf/total_samples", self.total_samples, it)
+            w.add_scalar("Perf/aborted_samples", self.aborted_samples, it)
             w.add_scalar("Perf/wall_time", self.wall_time, it)
             w.add_scalar("Perf/fps", fps, it)
             w.add_scalar("Perf/collection_time", collect_time, it)
@@ -282,9 +337,11 @@ class ShacRunner:
         skip = f" | SKIPPED (non-finite, {self.alg.consecutive_nonfinite} in a row)" if stats["nonfinite"] else ""
         if stats["exploding_skipped"]:
             skip += f" | actor step skipped (gradient norm above {self.alg.cfg.max_actor_grad_norm:g})"
+        ret_text = f"{mean_return:.3f}" if returns else "-"  # no episode has finished yet
+        len_text = f"{mean_length:.1f}" if self._lengths else "-"
         print(
-            f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {mean_return:.3f}"
-            f" | ep_len {mean_length:.1f} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
+            f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {ret_text}"
+            f" | ep_len {len_text} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
             f" | grad {stats['grad_norm']:.3g} | std {stats['mean_std']:.3f} | {fps:.0f} fps | fwd"
             f" {stats['forward_time']:.2f} s bwd {stats['backward_time']:.2f} s upd {stats['update_time']:.2f} s{skip}",
             flush=True,
@@ -292,27 +349,39 @@ class ShacRunner:
 
     # ------------------------------------------------------------------ checkpoints
 
-    def save(self, path: str, infos: dict | None = None) -> None:
-        """Save models, optimisers, normaliser, counters, RNG states (and env state if the env provides it)."""
-        state = self.alg.state_dict()
-        rng = {
-            "torch": torch.get_rng_state(),
-            "numpy": np.random.get_state(),
-            "python": random.getstate(),
+    def _episode_stats(self) -> dict:
+        return {
+            "cur_return": self._cur_return.clone(),
+            "cur_length": self._cur_length.clone(),
+            "returns": list(self._returns),
+            "lengths": list(self._lengths),
         }
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            rng["cuda"] = torch.cuda.get_rng_state_all()
+
+    def _set_episode_stats(self, ep: dict) -> None:
+        self._cur_return.copy_(ep["cur_return"])
+        self._cur_length.copy_(ep["cur_length"])
+        self._returns = deque(ep["returns"], maxlen=100)
+        self._lengths = deque(ep["lengths"], maxlen=100)
+        self._ep_infos = []
+
+    CHECKPOINT_KEYS = ("model_state_dict", "target_critic_state_dict", "actor_optimizer_state_dict",
+                       "critic_optimizer_state_dict", "iter")  # fmt: skip
+    """Keys every SHAC checkpoint has (a file without them was written by something else)."""
+
+    def save(self, path: str, infos: dict | None = None) -> None:
+        """Save models, optimisers, normaliser, counters, RNG states (and env state if the env provides it).
+
+        The file holds tensors and plain data only (``torch.load(..., weights_only=True)`` reads it, if ``infos``
+        is plain data too) and is written to ``<path>.tmp`` first, then renamed, so it is never seen half written.
+        """
+        state = self.alg.state_dict()
         state.update(
             iter=self.current_learning_iteration,
             total_samples=self.total_samples,
+            aborted_samples=self.aborted_samples,
             wall_time=self.wall_time,
-            rng_state=rng,
-            episode_stats={
-                "cur_return": self._cur_return.clone(),
-                "cur_length": self._cur_length.clone(),
-                "returns": list(self._returns),
-                "lengths": list(self._lengths),
-            },
+            rng_state=rng_states(),
+            episode_stats=self._episode_stats(),
             cfg=self.cfg.to_dict(),
             infos=infos,
         )
@@ -332,29 +401,26 @@ class ShacRunner:
         """Load a checkpoint written by :meth:`save`; returns its ``infos``.
 
         With the defaults, the next :meth:`learn` iteration reproduces the saved run bit for bit (given the
-        same env and device, and an env with ``get_state``/``set_state``).
+        same cfg, env and device, and an env with ``get_state``/``set_state``). A missing, truncated, corrupt or
+        foreign file, or one saved with other network sizes, raises
+        :class:`~isaaclab_diffsim.rl.checkpoints.CheckpointError` naming the file and the previous checkpoint.
         """
-        state = torch.load(path, map_location=self.device, weights_only=False)
-        self.alg.load_state_dict(state, load_optimizer=load_optimizer)
+        state = load_checkpoint(path, self.CHECKPOINT_KEYS, "SHAC runner", map_location=self.device)
+        try:
+            self.alg.load_state_dict(state, load_optimizer=load_optimizer)
+        except (RuntimeError, KeyError, ValueError) as err:
+            first = str(err).strip().splitlines()[0]
+            raise checkpoint_error(path, f"does not fit this runner's networks (saved with another policy cfg or"
+                                         f" observation size?): {first}") from err  # fmt: skip
         if load_optimizer:
             self.current_learning_iteration = int(state["iter"])
             self.total_samples = int(state.get("total_samples", 0))
+            self.aborted_samples = int(state.get("aborted_samples", 0))
             self.wall_time = float(state.get("wall_time", 0.0))
-            ep = state.get("episode_stats")
-            if ep is not None:
-                self._cur_return.copy_(ep["cur_return"])
-                self._cur_length.copy_(ep["cur_length"])
-                self._returns = deque(ep["returns"], maxlen=100)
-                self._lengths = deque(ep["lengths"], maxlen=100)
+            if state.get("episode_stats") is not None:
+                self._set_episode_stats(state["episode_stats"])
         if restore_rng and "rng_state" in state:
-            rng = state["rng_state"]
-            torch.set_rng_state(rng["torch"].cpu())
-            np.random.set_state(rng["numpy"])
-            random.setstate(rng["python"])
-            if "cuda" in rng and torch.cuda.is_available():
-                cuda_states = [s.cpu() for s in rng["cuda"]]
-                if len(cuda_states) == torch.cuda.device_count():
-                    torch.cuda.set_rng_state_all(cuda_states)
+            set_rng_states(state["rng_state"])
         if restore_env and "env_state" in state and hasattr(self.env, "set_state"):
             self.env.set_state(state["env_state"])
         self.last_checkpoint = self.last_good_checkpoint = path
@@ -398,10 +464,6 @@ class ShacRunner:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
-
-
-def _interrupt_on_signal(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 class _ExportablePolicy(torch.nn.Module):

@@ -29,7 +29,7 @@ import torch.nn as nn
 if TYPE_CHECKING:
     from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
 
-_ACTIVATIONS = {
+ACTIVATIONS = {
     "elu": nn.ELU,
     "relu": nn.ReLU,
     "selu": nn.SELU,
@@ -49,9 +49,9 @@ def build_mlp(in_dim: int, hidden_dims: list[int], out_dim: int, activation: str
     Flat so that ``mlp[0].in_features`` is the input size (isaaclab_rl's ONNX exporter relies on it).
     """
     try:
-        act = _ACTIVATIONS[activation.lower()]
+        act = ACTIVATIONS[activation.lower()]
     except KeyError:
-        raise ValueError(f"Unknown activation {activation!r}; choose one of {sorted(_ACTIVATIONS)}") from None
+        raise ValueError(f"Unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}") from None
     layers: list[nn.Module] = []
     dims = [in_dim, *hidden_dims]
     for a, b in zip(dims[:-1], dims[1:]):
@@ -255,6 +255,8 @@ class SHAC:
         self.next_value_buf = torch.zeros(h, n, device=self.device)
         self._step = 0
         self._actor_loss_sum: torch.Tensor | None = None
+        self._norm_pending: list[torch.Tensor] = []
+        self._update_norm = False
         self._warned_terminal_obs = False
 
     # ------------------------------------------------------------------ modes, schedule
@@ -290,11 +292,13 @@ class SHAC:
         return self.obs_normalizer.normalize(obs, self._norm_stats)
 
     def begin_horizon(self, obs: torch.Tensor, update_normalizer: bool = True) -> None:
-        """Start a horizon from (detached) ``obs``: freeze normaliser stats, reset the loss accumulators."""
-        self._update_norm = update_normalizer
+        """Start a horizon from (detached) ``obs``: freeze normaliser stats, reset the loss accumulators.
+
+        With ``update_normalizer`` the horizon's observations are kept and merged into the normaliser's statistics
+        by :meth:`update` only if the iteration is not skipped (a skipped or aborted horizon leaves no trace)."""
+        self._update_norm = update_normalizer and self.obs_normalizer is not None
         self._norm_stats = self.obs_normalizer.snapshot() if self.obs_normalizer is not None else None
-        if self.obs_normalizer is not None and update_normalizer:
-            self.obs_normalizer.update(obs)
+        self._norm_pending = [obs.detach().clone()] if self._update_norm else []
         self._step = 0
         self._actor_loss_sum = torch.zeros((), device=self.device)
         self._rew_acc = torch.zeros(self.num_envs, device=self.device)
@@ -319,8 +323,8 @@ class SHAC:
         i, last = self._step, self._step == self.horizon - 1
         terminated, truncated = terminated.bool(), truncated.bool()
         done = terminated | truncated
-        if self.obs_normalizer is not None and self._update_norm:
-            self.obs_normalizer.update(obs)
+        if self._update_norm:
+            self._norm_pending.append(obs.detach().to(self.device).clone())
         obs_n = self.normalize(obs.to(self.device))
 
         # Target-critic value of the next state: 0 after a failure, V'(terminal_obs) after a time-out.
@@ -360,9 +364,10 @@ class SHAC:
         self._step += 1
 
     def abort_horizon(self) -> None:
-        """Drop the current horizon (its graph and partial data) without updating."""
+        """Drop the current horizon (its graph and partial data, pending normaliser data) without updating."""
         self._step = 0
         self._actor_loss_sum = None
+        self._norm_pending = []
 
     def skip_iteration(self) -> dict[str, float]:
         """Count an iteration whose rollout failed (e.g. the env raised on a non-finite state) as non-finite."""
@@ -504,6 +509,9 @@ class SHAC:
             self.consecutive_nonfinite += 1
         else:
             self.consecutive_nonfinite = 0
+            for x in self._norm_pending:  # in step order, as if merged during the rollout
+                self.obs_normalizer.update(x)
+        self._norm_pending = []
         stats["nonfinite_count"] = float(self.nonfinite_count)
         stats["mean_std"] = float(self.policy.std.detach().mean())
         self._step = 0

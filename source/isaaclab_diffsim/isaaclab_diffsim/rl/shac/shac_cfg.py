@@ -14,9 +14,25 @@ Where the ANYmal task is expected to differ, the field's docstring says so.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from isaaclab.utils import configclass
+
+from .shac import ACTIVATIONS
+
+
+def _check(ok: bool, field: str, value, rule: str) -> None:
+    if not ok:
+        raise ValueError(f"{field} must be {rule}, got {value!r}")
+
+
+def _positive(field: str, value) -> None:
+    _check(isinstance(value, (int, float)) and math.isfinite(value) and value > 0, field, value, "a positive number")
+
+
+def _count(field: str, value, low: int = 1) -> None:
+    _check(isinstance(value, int) and not isinstance(value, bool) and value >= low, field, value, f"an integer >= {low}")
 
 
 @configclass
@@ -66,6 +82,21 @@ class ShacActorCriticCfg:
     obs_norm_clip: float | None = None
     """If set, normalised observations are clamped to [-clip, clip]. SHAC does not clip (None); note that a
     clamp zeroes the gradient of the clamped entries."""
+
+    def validate_values(self, prefix: str = "policy") -> None:
+        """Raise ValueError naming the field and its value for values that cannot work."""
+        for name in ("actor_hidden_dims", "critic_hidden_dims"):
+            dims = getattr(self, name)
+            _check(len(dims) > 0 and all(isinstance(d, int) and d >= 1 for d in dims), f"{prefix}.{name}", dims,
+                   "a non-empty list of positive integers")  # fmt: skip
+        _check(str(self.activation).lower() in ACTIVATIONS, f"{prefix}.activation", self.activation,
+               f"one of {sorted(ACTIVATIONS)}")  # fmt: skip
+        _check(math.isfinite(self.init_log_std), f"{prefix}.init_log_std", self.init_log_std, "finite")
+        lo, hi = self.log_std_range
+        _check(math.isfinite(lo) and math.isfinite(hi) and lo < hi, f"{prefix}.log_std_range", self.log_std_range,
+               "(low, high) with low < high, both finite")  # fmt: skip
+        if self.obs_norm_clip is not None:
+            _positive(f"{prefix}.obs_norm_clip", self.obs_norm_clip)
 
 
 @configclass
@@ -126,6 +157,25 @@ class ShacAlgorithmCfg:
     False keeps the value as a constant bootstrap, so the actor's gradient comes only from the rewards inside
     the horizon (a critic fitted mostly on standing data can point its state gradient away from the command)."""
 
+    def validate_values(self, prefix: str = "algorithm") -> None:
+        """Raise ValueError naming the field and its value for values that cannot work."""
+        for name in ("gamma", "lam"):
+            v = getattr(self, name)
+            _check(isinstance(v, (int, float)) and 0.0 < v <= 1.0, f"{prefix}.{name}", v, "in (0, 1]")
+        for name in ("actor_learning_rate", "critic_learning_rate", "max_grad_norm"):
+            _positive(f"{prefix}.{name}", getattr(self, name))
+        m = self.min_learning_rate
+        _check(isinstance(m, (int, float)) and 0.0 <= m < math.inf, f"{prefix}.min_learning_rate", m, ">= 0 and finite")
+        _check(self.schedule in ("linear", "constant"), f"{prefix}.schedule", self.schedule, "'linear' or 'constant'")
+        b = self.betas
+        _check(len(b) == 2 and all(0.0 <= x < 1.0 for x in b), f"{prefix}.betas", b, "two numbers in [0, 1)")
+        if self.max_actor_grad_norm is not None:
+            _positive(f"{prefix}.max_actor_grad_norm", self.max_actor_grad_norm)
+        _count(f"{prefix}.critic_iterations", self.critic_iterations)
+        _count(f"{prefix}.num_critic_minibatches", self.num_critic_minibatches)
+        a = self.target_critic_alpha
+        _check(isinstance(a, (int, float)) and 0.0 <= a <= 1.0, f"{prefix}.target_critic_alpha", a, "in [0, 1]")
+
 
 @configclass
 class ShacRunnerCfg:
@@ -171,22 +221,40 @@ class ShacRunnerCfg:
     """The experiment name (log directory ``logs/shac/<experiment_name>``)."""
 
     run_name: str = ""
-    """Appended to the run directory's time-stamped name if not empty."""
+    """Appended to the run directory's time-stamped name (``<time>_<run_name>``) by ``scripts/train.py`` if not
+    empty, as Isaac Lab's train script does."""
 
     logger: Literal["tensorboard"] = "tensorboard"
-    """The logger to use. Only tensorboard."""
+    """The logger to use. Only tensorboard (other values are refused by :meth:`validate_values`)."""
 
     resume: bool = False
-    """Whether to resume from a checkpoint (used by train scripts)."""
+    """Whether ``scripts/train.py`` resumes from a checkpoint found with ``load_run`` and ``load_checkpoint`` under
+    ``<log_root>/shac/<experiment_name>`` (its ``--resume <file>`` names the file directly)."""
 
     load_run: str = ".*"
-    """Run directory to load; regex, the latest matching run is taken (as in isaaclab_rl)."""
+    """Run directory to resume from; regex, the latest matching run is taken (as in isaaclab_rl)."""
 
     load_checkpoint: str = "model_.*.pt"
-    """Checkpoint file to load; regex, the latest matching file is taken (as in isaaclab_rl)."""
+    """Checkpoint file to resume from; regex, the latest matching file is taken (natural order, as in isaaclab_rl;
+    ``model_<it>_interrupted.pt`` sorts after ``model_<it>.pt``)."""
 
     policy: ShacActorCriticCfg = ShacActorCriticCfg()
     """The actor-critic configuration."""
 
     algorithm: ShacAlgorithmCfg = ShacAlgorithmCfg()
     """The algorithm configuration."""
+
+    def validate_values(self) -> None:
+        """Raise ValueError naming the field and its value for values that cannot work (the runner calls it; train
+        scripts call it after applying overrides)."""
+        _count("horizon", self.horizon)
+        _count("max_iterations", self.max_iterations, low=0)
+        _count("save_interval", self.save_interval)
+        _count("max_consecutive_nonfinite", self.max_consecutive_nonfinite)
+        _count("max_captures", self.max_captures, low=0)
+        c = self.capture_grad_norm
+        _check(c is None or (isinstance(c, (int, float)) and c >= 0), "capture_grad_norm", c, "None or a number >= 0")
+        _check(self.logger == "tensorboard", "logger", self.logger, "'tensorboard' (the only logger of this runner)")
+        _check(isinstance(self.resume, bool), "resume", self.resume, "True or False")
+        self.policy.validate_values("policy")
+        self.algorithm.validate_values("algorithm")

@@ -1,0 +1,103 @@
+"""rsl_rl's ``OnPolicyRunner`` with the SHAC runner's interrupt handling, resume semantics and checkpoint checks.
+
+- Ctrl-C / SIGTERM are held until the running iteration has been updated and logged; that iteration is then saved
+  as ``model_<it>_interrupted.pt`` (rsl_rl numbering: ``<it>`` is the index of the last completed iteration, as in
+  its ``model_<it>.pt``), ``interrupted``/``interrupt_signal`` are set and :meth:`learn` returns. A second signal
+  stops at once and saves nothing.
+- :meth:`learn` with no argument runs up to ``max_iterations`` iterations in total, so a resumed run finishes the
+  original one (rsl_rl's ``learn(n)`` runs n more, and restarts at the saved iteration's index, repeating it).
+- :meth:`load` reads with ``weights_only=True`` and raises
+  :class:`~isaaclab_diffsim.rl.checkpoints.CheckpointError` for missing, truncated, corrupt or foreign files.
+
+rsl_rl checkpoints hold no env or RNG state, so a resumed PPO run is not bit for bit the uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from rsl_rl.runners import OnPolicyRunner
+
+from .checkpoints import checkpoint_error, load_checkpoint
+from .interrupts import InterruptGuard, TrainingInterrupted
+
+
+class DiffOnPolicyRunner(OnPolicyRunner):
+    """:class:`rsl_rl.runners.OnPolicyRunner` that stops cleanly on interrupts and finishes resumed runs."""
+
+    CHECKPOINT_KEYS = ("optimizer_state_dict", "iter")
+    """Keys every rsl_rl PPO checkpoint has."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.completed_iterations = 0
+        """Iterations whose update has been applied (rsl_rl's ``current_learning_iteration`` is the last one's index)."""
+        self.interrupted = False
+        self.interrupt_signal: int | None = None
+        self.last_checkpoint: str | None = None
+
+    def learn(self, num_learning_iterations: int | None = None, init_at_random_ep_len: bool = False) -> None:
+        """Train up to ``max_iterations`` iterations in total (default), or ``num_learning_iterations`` more."""
+        total = int(self.cfg["max_iterations"]) if num_learning_iterations is None else (
+            self.completed_iterations + int(num_learning_iterations))  # fmt: skip
+        remaining = total - self.completed_iterations
+        if remaining <= 0:
+            print(f"[PPO] nothing to do: {self.completed_iterations} of {total} iterations done")
+            return
+        self.current_learning_iteration = self.completed_iterations
+        self.interrupted, self.interrupt_signal = False, None
+        log = self.logger.log
+
+        def log_then_check(*args, **kwargs):
+            log(*args, **kwargs)  # the iteration's update is applied: it is complete
+            self.completed_iterations = self.current_learning_iteration + 1
+            guard.raise_if_pending()
+
+        self.logger.log = log_then_check
+        try:
+            with InterruptGuard() as guard:
+                super().learn(remaining, init_at_random_ep_len=init_at_random_ep_len)
+        except TrainingInterrupted as intr:
+            self._on_interrupt(intr)
+        finally:
+            self.logger.log = log
+
+    def _on_interrupt(self, intr: TrainingInterrupted) -> None:
+        self.interrupted, self.interrupt_signal = True, intr.signum
+        if intr.forced:
+            print(f"[PPO] stopped by {intr}: nothing saved (the iteration was not finished)", flush=True)
+            return
+        if self.logger.writer is None or self.completed_iterations == 0:
+            print(f"[PPO] interrupted ({intr}) after {self.completed_iterations} iterations; nothing saved", flush=True)
+            return
+        it = self.completed_iterations - 1
+        path = os.path.join(self.logger.log_dir, f"model_{it}_interrupted.pt")
+        self.save(path)
+        self.logger.stop_logging_writer()
+        print(f"[PPO] interrupted ({intr}): saved iteration {it} ({self.completed_iterations} done) to {path}",
+              flush=True)  # fmt: skip
+
+    def save(self, path: str, infos: dict | None = None) -> None:
+        """rsl_rl's checkpoint, written to ``<path>.tmp`` and renamed (never seen half written)."""
+        saved = self.alg.save()
+        saved["iter"] = self.current_learning_iteration
+        saved["infos"] = infos
+        torch.save(saved, path + ".tmp")
+        os.replace(path + ".tmp", path)
+        self.logger.save_model(path, self.current_learning_iteration)
+        self.last_checkpoint = path
+
+    def load(self, path: str, load_cfg: dict | None = None, strict: bool = True, map_location: str | None = None):
+        """Load an rsl_rl checkpoint (clear errors for bad files); training continues after its iteration."""
+        loaded = load_checkpoint(path, self.CHECKPOINT_KEYS, "rsl_rl PPO", map_location=map_location)
+        try:
+            load_iteration = self.alg.load(loaded, load_cfg, strict)
+        except (RuntimeError, KeyError, ValueError) as err:
+            first = str(err).strip().splitlines()[0]
+            raise checkpoint_error(path, f"does not fit this runner's networks: {first}") from err
+        if load_iteration:
+            self.current_learning_iteration = int(loaded["iter"])
+            self.completed_iterations = int(loaded["iter"]) + 1
+        self.last_checkpoint = path
+        return loaded.get("infos")

@@ -1,0 +1,95 @@
+"""The main path as a user runs it: scripts/train.py on the registered task (tiny, CPU) -> checkpoint -> export ->
+evaluation; and (slow) SIGTERM -> model_<it>_interrupted.pt, exit 143, resume -> the uninterrupted run's result."""
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--num_envs", "2", "agent.horizon=4", "agent.policy.actor_hidden_dims=[16]",
+        "agent.policy.critic_hidden_dims=[16]", "agent.algorithm.critic_iterations=1", "env.episode_length_s=0.2"]  # fmt: skip
+
+
+def train_cmd(log_root, *extra):
+    return [sys.executable, str(ROOT / "scripts" / "train.py"), "--log_root", str(log_root), *TINY, *extra]
+
+
+def run_dir(log_root) -> Path:
+    (d,) = glob.glob(str(Path(log_root) / "shac" / "anymal_c_flat_diffsim" / "*"))
+    return Path(d)
+
+
+def test_train_checkpoint_export_evaluate(tmp_path):
+    proc = subprocess.run(train_cmd(tmp_path, "--max_iterations", "2", "--eval_episodes", "2"), capture_output=True,
+                          text=True, timeout=900, env=os.environ.copy())  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    d = run_dir(tmp_path)
+    assert (d / "model_2.pt").is_file()
+    assert torch.load(d / "model_2.pt", weights_only=True)["iter"] == 2
+    assert (d / "exported" / "policy.onnx").is_file() and (d / "exported" / "policy.pt").is_file()
+    assert "[SHAC] it 2/2" in proc.stdout
+    eval_line = [ln for ln in proc.stdout.splitlines() if ln.startswith("[eval]")]
+    assert eval_line and "episodes 2:" in eval_line[0] and "nan" not in eval_line[0], proc.stdout[-2000:]
+    # a bad override is refused before anything runs, naming the field and the value
+    bad = subprocess.run(train_cmd(tmp_path / "bad", "agent.algorithm.gamma=0"), capture_output=True, text=True,
+                         timeout=600, env=os.environ.copy())  # fmt: skip
+    assert bad.returncode != 0 and "algorithm.gamma must be in (0, 1], got 0" in bad.stderr
+
+
+def _checkpoint_state(path):
+    s = torch.load(path, weights_only=True)
+    return {k: v for k, v in s.items() if k not in ("wall_time", "cfg", "infos")}
+
+
+def _assert_same(a, b, where=""):
+    if isinstance(a, torch.Tensor):
+        assert torch.equal(a, b), where
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            _assert_same(a[k], b[k], f"{where}/{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, where
+
+
+@pytest.mark.slow
+def test_sigterm_then_resume_equals_uninterrupted_run(tmp_path):
+    args = ("--max_iterations", "4", "--eval_episodes", "0")
+    ref = subprocess.run(train_cmd(tmp_path / "ref", *args), capture_output=True, text=True, timeout=900)
+    assert ref.returncode == 0, ref.stderr[-3000:]
+
+    proc = subprocess.Popen(train_cmd(tmp_path / "run", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    out = []
+    for line in proc.stdout:  # stop it while it trains iteration 2
+        out.append(line)
+        if line.startswith("[SHAC] it 1/4"):
+            time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest, err = proc.communicate(timeout=600)
+    out = "".join(out) + rest
+    assert proc.returncode == 128 + signal.SIGTERM, err[-3000:]
+    files = sorted(p.name for p in run_dir(tmp_path / "run").iterdir())
+    interrupted = [f for f in files if f.endswith("_interrupted.pt")]
+    assert interrupted in (["model_1_interrupted.pt"], ["model_2_interrupted.pt"]), files
+    assert "exported" not in files and "[eval]" not in out
+
+    resumed = subprocess.run(train_cmd(tmp_path / "resumed", *args, "--resume",
+                                       str(run_dir(tmp_path / "run") / interrupted[0])),
+                             capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "[SHAC] it 4/4" in resumed.stdout and "[SHAC] it 5/" not in resumed.stdout
+    _assert_same(_checkpoint_state(run_dir(tmp_path / "ref") / "model_4.pt"),
+                 _checkpoint_state(run_dir(tmp_path / "resumed") / "model_4.pt"))
