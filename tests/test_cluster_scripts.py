@@ -190,13 +190,13 @@ def test_slurm_job_runs_torchrun_forwards_sigterm_once_and_requeues(tmp_path, fa
     assert f"--env WARP_CACHE_PATH={tmp_path}/cache/warp" in launch
     assert calls(log, "apptainer")[0].endswith(f"cp -r --update=none /opt/isaaclab_diffsim/cache/. {tmp_path}/cache/")
 
-    # the requeued job resumes from the newest checkpoint and trains what is left of the 100 iterations
+    # the requeued job resumes from the newest checkpoint and finishes the run's 100 iterations
     (run_dir / "model_3.pt").touch()
     rc, out = run_job(job, tmp_path, env, {"SLURM_JOB_ID": "4242"}, term_after_start=True)
     assert rc == 0, out
     args = train_calls(log)[1]
     assert args[args.index("--resume") + 1] == str(run_dir / "model_7.pt")
-    assert args[args.index("--max_iterations") + 1] == "93"
+    assert args[args.index("--max_iterations") + 1] == "100"
     assert (run_dir / "model_14.pt").exists()
 
 
@@ -229,7 +229,7 @@ def test_pbs_job_stops_training_before_walltime_and_resubmits(tmp_path, fakes):
     assert 2.0 <= time.time() - t0 < 20, "the timer sends SIGTERM 1 s before the 3 s wall time"
     args = train_calls(log)[0]
     assert args[args.index("--resume") + 1] == str(ckpt)
-    assert args[args.index("--max_iterations") + 1] == "30"
+    assert args[args.index("--max_iterations") + 1] == "80"
     assert f"--bind {ckpt.parent}" in calls(log, "apptainer")[-1]
     assert (log / "sigterms").read_text().split() == ["1"]
     assert (tmp_path / "logs" / "p" / "model_57.pt").exists()

@@ -343,7 +343,25 @@ def test_interrupt_saves_last_completed_iteration_and_resume_is_bit_for_bit(tmp_
     assert_bitwise_equal(expected, run_state(resumed, env2))
 
 
-def test_second_signal_during_update_stops_without_saving(tmp_path):
+def test_second_ctrl_c_during_update_stops_without_saving(tmp_path):
+    env, runner = make_runner(seed=0, log_dir=str(tmp_path), save_interval=100)
+    runner.learn(1)
+    update = runner.alg.update
+
+    def twice():
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
+        return update()
+
+    runner.alg.update = twice
+    runner.learn(3)
+    assert runner.interrupted and not glob.glob(str(tmp_path / "*interrupted*"))
+    assert runner.last_checkpoint == str(tmp_path / "model_1.pt")  # learn(1)'s final checkpoint, nothing since
+
+
+def test_repeated_sigterm_during_update_still_saves(tmp_path):
+    """A scheduler's SIGTERM may arrive twice (once through each launcher): the second is ignored and the
+    interrupted checkpoint is written after the update finishes."""
     env, runner = make_runner(seed=0, log_dir=str(tmp_path), save_interval=100)
     runner.learn(1)
     update = runner.alg.update
@@ -355,8 +373,7 @@ def test_second_signal_during_update_stops_without_saving(tmp_path):
 
     runner.alg.update = twice
     runner.learn(3)
-    assert runner.interrupted and not glob.glob(str(tmp_path / "*interrupted*"))
-    assert runner.last_checkpoint == str(tmp_path / "model_1.pt")  # learn(1)'s final checkpoint, nothing since
+    assert runner.interrupted and runner.last_checkpoint == str(tmp_path / "model_2_interrupted.pt")
 
 
 @pytest.mark.parametrize("value_gradient", [True, False])

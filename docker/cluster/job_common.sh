@@ -29,7 +29,7 @@ options:
   --account NAME        account to charge [the user's default]
   --run NAME            run name: the run's logs and checkpoints go to <log_root>/<NAME> [isaaclab_diffsim_<date>]
   --resume CKPT|auto    resume: from checkpoint CKPT, or (auto) from the newest model_<it>.pt in the run directory
-  --total_iterations N  train up to iteration N in total: a resumed job trains N minus the checkpoint's iteration
+  --total_iterations N  train up to iteration N in total (train.py --max_iterations N; a resumed job finishes the run)
   --requeue             after the scheduler's SIGTERM, requeue the job (SLURM) or submit it again (PBS); the new
                         job resumes from the newest checkpoint in the run directory
   --signal_lead S       seconds between the SIGTERM to the training and the end of the wall time [120]
@@ -96,7 +96,7 @@ validate_options() {
   is_count "$OPT_CPUS" || die "--cpus must be a positive integer, got '$OPT_CPUS'"
   is_count "$OPT_LEAD" || die "--signal_lead must be a positive number of seconds, got '$OPT_LEAD'"
   [ -z "$OPT_TOTAL" ] || is_count "$OPT_TOTAL" || die "--total_iterations must be a positive integer, got '$OPT_TOTAL'"
-  # train.py's --max_iterations counts from the resumed iteration: a requeued job needs the total to stop.
+  # a requeued job needs the run's end to know when it is finished
   [ "$OPT_REQUEUE" = 0 ] || [ -n "$OPT_TOTAL" ] || die "--requeue needs --total_iterations (the run's end)"
   case "$OPT_MEM" in [1-9]*[GM]) is_count "${OPT_MEM%[GM]}" || die "--mem must look like 64G or 512M, got '$OPT_MEM'" ;;
     *) die "--mem must look like 64G or 512M, got '$OPT_MEM'" ;; esac
@@ -178,7 +178,7 @@ newest_checkpoint() {
   local f it best="" best_it=-1
   for f in "\$1"/model_*.pt; do
     [ -f "\$f" ] || continue
-    it=\${f##*/model_}; it=\${it%.pt}
+    it=\${f##*/model_}; it=\${it%.pt}; it=\${it%_interrupted}
     case "\$it" in '' | *[!0-9]*) continue ;; esac
     if [ "\$it" -gt "\$best_it" ]; then best_it=\$it; best=\$f; fi
   done
@@ -201,6 +201,7 @@ if [ -n "\$checkpoint" ]; then
   args+=(--resume "\$checkpoint")
   [ "\$(dirname "\$checkpoint")" = "\$run_dir" ] || binds+=(--bind "\$(dirname "\$checkpoint")")
   done_iterations=\${checkpoint##*/model_}; done_iterations=\${done_iterations%.pt}
+  done_iterations=\${done_iterations%_interrupted}
   case "\$done_iterations" in '' | *[!0-9]*) done_iterations=0 ;; esac
   echo "[job] resuming from \$checkpoint (iteration \$done_iterations)"
 fi
@@ -210,7 +211,7 @@ if [ -n "\$total_iterations" ]; then
     echo "[job] \$run_dir is at iteration \$done_iterations of \$total_iterations: nothing left to train"
     exit 0
   fi
-  args+=(--max_iterations "\$left")
+  args+=(--max_iterations "\$total_iterations")  # train.py finishes the run: max_iterations counts in total
 fi
 if [ "\$num_gpus" -gt 1 ]; then
   launcher=(torchrun --standalone --nnodes 1 --nproc_per_node "\$num_gpus" scripts/train.py --distributed)

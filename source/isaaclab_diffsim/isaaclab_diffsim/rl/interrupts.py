@@ -4,7 +4,8 @@ A scheduler stops a job with SIGTERM (background jobs ignore SIGINT), a user wit
 :class:`InterruptGuard` is entered, both are *held*: the handler only records the signal, and the loop raises
 :class:`KeyboardInterrupt` at a point it chooses (:meth:`InterruptGuard.raise_if_pending`, or by letting
 signals through with :meth:`InterruptGuard.allowed` around code it can roll back). A second signal while one is
-held raises at once with ``forced=True``: the state may then be inconsistent and must not be saved.
+held raises at once with ``forced=True`` (a repeated SIGTERM is ignored: a scheduler's signal can arrive once
+through each launcher); the state may then be inconsistent and must not be saved.
 """
 
 from __future__ import annotations
@@ -51,10 +52,12 @@ class InterruptGuard:
         if not self._hold:
             raise TrainingInterrupted(signum)
         if self.pending is not None:
+            if signum == signal.SIGTERM:  # schedulers and launchers (apptainer, torchrun) may each deliver one
+                return
             raise TrainingInterrupted(signum, forced=True)
         self.pending = signum
         print(f"[train] {signal.Signals(signum).name} received: stopping after the current iteration"
-              " (send it again to stop at once without saving)", flush=True)  # fmt: skip
+              " (Ctrl-C again stops at once without saving)", flush=True)  # fmt: skip
 
     def raise_if_pending(self) -> None:
         """Raise :class:`TrainingInterrupted` if a signal arrived while held."""
