@@ -18,7 +18,7 @@ import torch
 
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.policy_loading import load_policy
-from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
+from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
 ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
@@ -66,11 +66,10 @@ def main():
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    env_cfg, agent_cfg = load_task_cfgs(args.task, ENTRY[args.algo])
+    env_cfg, agent_cfg = resolve_task_cfgs(args.task, ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     env_cfg.num_envs = args.episodes if args.num_envs is None else args.num_envs
     env_cfg.contact_model = args.contact_model
-    apply_overrides(args.overrides, env=env_cfg, agent=agent_cfg)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
     result = evaluate(env, policy, args.episodes)

@@ -3,8 +3,10 @@
     .venv/bin/python scripts/train.py --task DiffSim-Velocity-Flat-AnymalC-Direct --algo shac \
         --num_envs 64 --max_iterations 200 agent.horizon=12 env.contact_model=smoothed
 
-Overrides are ``env.<field>=value`` / ``agent.<field>=value`` (nested fields with dots); both configs are
-validated after them (a bad value is an error naming the field). After training the policy is exported (ONNX +
+Overrides are Isaac Lab's: ``env.<field>=value`` / ``agent.<field>=value`` (nested fields with dots), resolved by
+Isaac Lab's hydra task-config helper; an unknown key or a value of the wrong type is refused before, and both configs
+are validated after them (a bad value is an error naming the field). The flags (--num_envs, --seed, ...) win over
+overrides of the same field, as in Isaac Lab's train scripts. After training the policy is exported (ONNX +
 TorchScript) into ``<log_dir>/exported`` and, unless ``--eval_episodes 0``, evaluated in hard contact with
 forward-velocity commands (the play configuration).
 
@@ -28,7 +30,7 @@ import torch
 from isaaclab.utils.seed import configure_seed
 
 from isaaclab_diffsim.rl.interrupts import exit_code
-from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
+from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 from isaaclab_diffsim.utils.run_dir import new_run_dir
 
 ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
@@ -53,7 +55,7 @@ def parse_args():
 
 
 def configure(args):
-    env_cfg, agent_cfg = load_task_cfgs(args.task, ENTRY[args.algo])
+    env_cfg, agent_cfg = resolve_task_cfgs(args.task, ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     if args.num_envs is not None:
         env_cfg.num_envs = args.num_envs
@@ -61,12 +63,14 @@ def configure(args):
         agent_cfg.max_iterations = args.max_iterations
     if args.seed is not None:
         env_cfg.seed = agent_cfg.seed = args.seed
-    apply_overrides(args.overrides, env=env_cfg, agent=agent_cfg)
-    env_cfg.validate_values()
-    if args.algo == "shac":
-        agent_cfg.validate_values()
-    else:
-        validate_ppo_cfg(agent_cfg)
+    try:
+        env_cfg.validate_values()
+        if args.algo == "shac":
+            agent_cfg.validate_values()
+        else:
+            validate_ppo_cfg(agent_cfg)
+    except ValueError as err:
+        raise SystemExit(f"invalid configuration: {err}") from err
     return env_cfg, agent_cfg
 
 

@@ -20,7 +20,7 @@ import torch
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.policy_loading import ALGOS, load_policy
 from isaaclab_diffsim.solver import CONTACT_MODELS
-from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
+from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
 ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
@@ -44,11 +44,10 @@ def main():
     if not os.path.isfile(args.checkpoint):
         raise SystemExit(f"checkpoint not found: {args.checkpoint}")
     torch.set_num_threads(1)
-    env_cfg, agent_cfg = load_task_cfgs(args.task, ENTRY[args.algo])
+    env_cfg, agent_cfg = resolve_task_cfgs(args.task, ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     env_cfg.num_envs = args.num_envs
     env_cfg.seed = args.seed
-    apply_overrides(args.overrides, env=env_cfg, agent=agent_cfg)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
     out = {"checkpoint": os.path.abspath(args.checkpoint), "algo": args.algo, "num_envs": args.num_envs, "models": {}}

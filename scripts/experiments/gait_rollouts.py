@@ -20,7 +20,7 @@ import torch
 
 from isaaclab_diffsim.rl.policy_loading import ALGOS, load_policy
 from isaaclab_diffsim.solver import CONTACT_MODELS
-from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
+from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
 ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
@@ -60,13 +60,12 @@ def main():
     if not os.path.isfile(args.checkpoint):
         raise SystemExit(f"checkpoint not found: {args.checkpoint}")
     torch.set_num_threads(1)
-    env_cfg, agent_cfg = load_task_cfgs(args.task, ENTRY[args.algo])
+    env_cfg, agent_cfg = resolve_task_cfgs(args.task, ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     env_cfg.num_envs = args.num_envs
     env_cfg.commands.lin_vel_x = (args.command, args.command)
     env_cfg.commands.resampling_time_s = 2.0 * args.duration
     env_cfg.events.push_velocity = 0.0
-    apply_overrides(args.overrides, env=env_cfg, agent=agent_cfg)
     if env_cfg.episode_length_s < args.duration:
         raise SystemExit(f"--duration {args.duration} s is longer than an episode ({env_cfg.episode_length_s} s)")
     env = gym.make(args.task, cfg=env_cfg).unwrapped

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 
 import gymnasium as gym
@@ -29,6 +30,10 @@ def load_task_cfgs(task: str, agent_entry: str):
     return load_entry_point(kwargs["env_cfg_entry_point"])(), load_entry_point(kwargs[agent_entry])()
 
 
+# Isaac Lab's selector tokens (physics=..., renderer=..., presets=...): resolved by its hydra helper
+SELECTORS = ("physics", "renderer", "presets")
+
+
 def _parse_value(text: str):
     lowered = text.lower()
     if lowered in ("true", "false"):
@@ -41,25 +46,111 @@ def _parse_value(text: str):
         return text
 
 
-def apply_overrides(overrides: list[str], **roots) -> None:
-    """Apply ``root.a.b=value`` overrides (e.g. ``agent.horizon=12``, ``env.contact_model=hard``).
+def _is_section(value) -> bool:
+    return hasattr(value, "__dataclass_fields__") or isinstance(value, dict)
 
-    Unknown roots or fields raise SystemExit naming the offending override; values are parsed as Python
-    literals (numbers, tuples, lists, booleans, None) and otherwise kept as strings.
-    """
+
+def _type_problem(current, value) -> str | None:
+    """Why ``value`` cannot replace ``current`` (None if it can): the override keeps the field's type."""
+    if current is None or _is_section(current) and isinstance(value, dict):
+        return None
+    if _is_section(current):
+        return "is a config section: override its fields (key.field=value)"
+    number = (int, float)
+    if isinstance(current, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(current, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(current, float):
+        ok = isinstance(value, number) and not isinstance(value, bool)
+    elif isinstance(current, str):
+        ok = isinstance(value, str)
+    elif isinstance(current, (tuple, list)):
+        ok = isinstance(value, (tuple, list)) and (
+            not current or len(value) == len(current) or not all(isinstance(c, number) for c in current)
+        )
+        if ok and current and all(isinstance(c, number) and not isinstance(c, bool) for c in current):
+            ok = all(isinstance(v, number) and not isinstance(v, bool) for v in value)
+    else:
+        ok = True
+    return None if ok else f"expects {type(current).__name__} like {current!r}, got {value!r}"
+
+
+def check_overrides(overrides: list[str], **roots) -> list[tuple[object, str, object]]:
+    """Check ``root.a.b=value`` overrides against the configs in ``roots``: the key must name an existing field and
+    the value must keep its type (numbers for numbers, a tuple of the same length for a range, ...). Returns
+    (parent object, field, parsed value) per override; SystemExit names the offending override otherwise.
+    Isaac Lab's selectors (``physics=...``) are skipped."""
+    out = []
     for item in overrides:
         if "=" not in item:
             raise SystemExit(f"override {item!r} is not of the form key=value")
-        key, value = item.split("=", 1)
+        key, text = item.split("=", 1)
+        if key.lstrip("-") in SELECTORS:
+            continue
         root, _, path = key.partition(".")
         if root not in roots or not path:
-            raise SystemExit(f"override {item!r}: key must start with one of {sorted(roots)}")
-        obj = roots[root]
+            raise SystemExit(f"override {item!r}: key must start with one of {sorted(roots)} (or be one of {SELECTORS})")
+        obj, walked = roots[root], root
         *parents, leaf = path.split(".")
-        for p in parents:
-            if not hasattr(obj, p):
-                raise SystemExit(f"override {item!r}: {type(obj).__name__} has no field {p!r}")
-            obj = getattr(obj, p)
-        if not hasattr(obj, leaf):
-            raise SystemExit(f"override {item!r}: {type(obj).__name__} has no field {leaf!r}")
-        setattr(obj, leaf, _parse_value(value))
+        for name in [*parents, leaf]:
+            fields = list(obj) if isinstance(obj, dict) else [f for f in dir(obj) if not f.startswith("_")]
+            if name not in fields:
+                near = difflib.get_close_matches(name, fields, n=3)
+                hint = f"; did you mean {', '.join(f'{walked}.{n}' for n in near)}?" if near else ""
+                raise SystemExit(f"override {item!r}: {walked} ({type(obj).__name__}) has no field {name!r}{hint}")
+            if name != leaf:
+                obj = obj[name] if isinstance(obj, dict) else getattr(obj, name)
+                walked = f"{walked}.{name}"
+        value = _parse_value(text)
+        current = obj[leaf] if isinstance(obj, dict) else getattr(obj, leaf)
+        problem = _type_problem(current, value)
+        if problem:
+            raise SystemExit(f"override {item!r}: {walked}.{leaf} {problem}")
+        out.append((obj, leaf, float(value) if isinstance(current, float) and isinstance(value, int) else value))
+    return out
+
+
+def apply_overrides(overrides: list[str], **roots) -> None:
+    """Check (:func:`check_overrides`) and apply ``root.a.b=value`` overrides to configs built in code."""
+    for obj, leaf, value in check_overrides(overrides, **roots):
+        if isinstance(obj, dict):
+            obj[leaf] = value
+        else:
+            setattr(obj, leaf, value)
+
+
+def resolve_task_cfgs(task: str, agent_entry: str, overrides: list[str]):
+    """The registered env and agent cfgs of ``task`` with Isaac Lab-style overrides (``env.a.b=value``,
+    ``agent.x=value``, and Isaac Lab's ``physics=``/``presets=`` selectors), resolved by Isaac Lab's hydra
+    task-config helper after :func:`check_overrides` has refused unknown keys and values of the wrong type."""
+    env_cfg, agent_cfg = load_task_cfgs(task, agent_entry)
+    check_overrides(overrides, env=env_cfg, agent=agent_cfg)
+    if not overrides:
+        return env_cfg, agent_cfg
+    from isaaclab_tasks.utils.hydra import resolve_task_config
+
+    try:
+        env_cfg, agent_cfg = resolve_task_config(task, agent_entry, overrides=list(overrides))
+    except (ValueError, KeyError, AttributeError) as err:
+        raise SystemExit(f"overrides {list(overrides)}: {err}") from err
+    # the int -> float widening of check_overrides (Isaac Lab's helper sets the parsed literal as it is)
+    widen = [item.split("=", 1)[0] for item in overrides
+             if "=" in item and isinstance(_parse_value(item.split("=", 1)[1]), int)]  # fmt: skip
+    roots = {"env": env_cfg, "agent": agent_cfg}
+    for key in widen:
+        root, *parents, leaf = key.split(".")
+        if root not in roots:
+            continue
+        obj = roots[root]
+        for name in parents:
+            obj = obj[name] if isinstance(obj, dict) else getattr(obj, name)
+        fresh = load_task_cfgs(task, agent_entry)[0 if root == "env" else 1]
+        for name in [*parents, leaf]:
+            fresh = fresh[name] if isinstance(fresh, dict) else getattr(fresh, name)
+        if isinstance(fresh, float) and not isinstance(fresh, bool):
+            if isinstance(obj, dict):
+                obj[leaf] = float(obj[leaf])
+            else:
+                setattr(obj, leaf, float(getattr(obj, leaf)))
+    return env_cfg, agent_cfg
