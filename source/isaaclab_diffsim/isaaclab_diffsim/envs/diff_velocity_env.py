@@ -62,7 +62,7 @@ class DiffVelocityEnv(gym.Env):
 
             self.isaaclab_scene = AnymalCScene(
                 cfg.num_envs, str(self.device), cfg.sim_dt, kp=cfg.kp, kd=cfg.kd, base_height=cfg.init_base_height,
-                **self._solver_kwargs(),
+                env_spacing=cfg.env_spacing, **self._solver_kwargs(),
             )
             model, info = self.isaaclab_scene.model, self.isaaclab_scene.info
         else:
@@ -73,7 +73,10 @@ class DiffVelocityEnv(gym.Env):
         self.model, self.info = model, info
         self.sim = DiffSimulator(model, substeps=cfg.decimation, dt=cfg.sim_dt, **self._solver_kwargs())
         q0 = wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).clone()
-        self.default_q = q0[0].clone()
+        self.default_q = q0[0].clone()  # in the env's frame (base above its origin)
+        self.env_origins = self._env_origins()
+        q0[:, 0:3] += self.env_origins
+        wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).copy_(q0)
         self.default_leg = q0[0, 7:].clone()
         self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
         self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
@@ -299,9 +302,19 @@ class DiffVelocityEnv(gym.Env):
     def _uniform(self, shape, lo, hi):
         return lo + (hi - lo) * torch.rand(shape, generator=self._gen, device=self.device)
 
+    def _env_origins(self) -> torch.Tensor:
+        """(num_envs, 3) env origins [m]: the Isaac Lab scene's, or the same grid (``cfg.env_spacing``) for the
+        builder-made models."""
+        if self.isaaclab_scene is not None:
+            return self.isaaclab_scene.env_origins.to(self.device)
+        from isaaclab.cloner import grid_transforms
+
+        return torch.as_tensor(grid_transforms(self.num_envs, self.cfg.env_spacing)[0], device=self.device)
+
     def _sample_reset_state(self):
         n, ev = self.num_envs, self.cfg.events
         q = self.default_q.expand(n, NQ).clone()
+        q[:, 0:3] += self.env_origins
         yaw = self._uniform((n,), -math.pi, math.pi)
         q[:, 3:7] = yaw_quat(yaw)
         q[:, 7:] = self.default_leg * self._uniform((n, NLEG), *ev.reset_joint_scale_range)

@@ -101,6 +101,10 @@ class DiffVelocityEnvCfg:
       releases it.
     """
     seed: int = 42
+    env_spacing: float = 2.5
+    """Distance [m] between neighbouring robots on Isaac Lab's env-origin grid (``isaaclab.cloner.grid_transforms``,
+    as ``InteractiveSceneCfg.env_spacing``). Only where the robots stand on the infinite flat ground: observations,
+    rewards and dynamics do not depend on it; 0 puts every robot at the world origin."""
     episode_length_s: float = 20.0
     decimation: int = 4
     sim_dt: float = 0.005
@@ -148,6 +152,8 @@ class DiffVelocityEnvCfg:
                              f"{self.gait.joint_swing_scale!r} with period {self.gait.period_s!r}")
         if len(self.gait.phase_offsets) != 4:
             raise ValueError(f"gait.phase_offsets needs 4 entries (LF, RF, LH, RH), got {self.gait.phase_offsets!r}")
+        if not self.env_spacing >= 0:
+            raise ValueError(f"env_spacing must be >= 0, got {self.env_spacing!r}")
         for name, value in positive.items():
             if not value > 0:
                 raise ValueError(f"{name} must be positive, got {value!r}")
