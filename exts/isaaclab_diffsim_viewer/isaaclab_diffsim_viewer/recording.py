@@ -128,6 +128,10 @@ class Overlays:
 
     def __init__(self, recording: Recording):
         self.rec = recording
+        # time samples in the session layer are scaled by its time codes per second: make them the recording's
+        session, root = recording.stage.GetSessionLayer(), recording.stage.GetRootLayer()
+        session.timeCodesPerSecond = root.timeCodesPerSecond
+        session.framesPerSecond = root.framesPerSecond
         self.forces = True
         self.weights = False
         self.grad_heat = False
