@@ -4,7 +4,7 @@ Layout (names in :data:`.schema.SCHEMA`, also stored in the layer's ``customLaye
 
     /World                                   default prim, z up, metres, one time code per policy step
       ground                                 quad under the recorded robots
-      RobotPrototypes/<body>/shape_<k>       class prims: each body's geometry once (colliders or meshes)
+      RobotPrototypes/<body>/shape_<k>       class prims: each body's geometry once (the model's shapes)
       envs/env_<i>/Robot                     one per recorded env; primvars:actor_grad_norm per step
       envs/env_<i>/Robot/<body>              references its prototype; translate/orient per step (world frame)
       envs/env_<i>/Feet/<leg>                BasisCurves arrow along the contact force, with per-step primvars
@@ -52,15 +52,17 @@ class RolloutRecorder:
         env: A :class:`~isaaclab_diffsim.envs.DiffVelocityEnv` (its model, solver, state and foot layout are read).
         path: Output file (``.usd``, ``.usda`` or ``.usdc``).
         record_envs: How many envs (the first ones) to record.
-        geometry: ``"visual"`` (the model's visible shapes: meshes where the asset has them) or ``"colliders"``.
+        geometry: ``"all"`` (every shape on the robot's bodies except sites, whatever its collision flags: the
+            Isaac Lab-built model holds the asset's collision geometry, cylinders, boxes and foot spheres) or
+            ``"visual"`` (only shapes flagged visible).
         max_frames: Frames after which :meth:`add_step` raises (bounds the file; None: unbounded).
     """
 
-    def __init__(self, env, path: str, record_envs: int = 4, geometry: str = "visual", max_frames: int | None = None):
+    def __init__(self, env, path: str, record_envs: int = 4, geometry: str = "all", max_frames: int | None = None):
         if not 1 <= record_envs <= env.num_envs:
             raise ValueError(f"record_envs must be in [1, {env.num_envs}], got {record_envs}")
-        if geometry not in ("visual", "colliders"):
-            raise ValueError(f"geometry must be 'visual' or 'colliders', got {geometry!r}")
+        if geometry not in ("all", "visual"):
+            raise ValueError(f"geometry must be 'all' or 'visual', got {geometry!r}")
         Gf, Sdf, Usd, UsdGeom, Vt = _pxr()
         self.env, self.path, self.record_envs, self.max_frames = env, os.path.abspath(path), int(record_envs), max_frames
         self.contacts = FootContactReader(env)
@@ -109,9 +111,11 @@ class RolloutRecorder:
         Gf, Sdf, Usd, UsdGeom, Vt = _pxr()
         model, stage = self.env.model, self.stage
         root = stage.CreateClassPrim(self.schema["prototypes_path"])
-        flag = int(newton.ShapeFlags.VISIBLE if geometry == "visual" else newton.ShapeFlags.COLLIDE_SHAPES)
         shape_body = model.shape_body.numpy()
         flags, types = model.shape_flags.numpy(), model.shape_type.numpy()
+        keep = (flags & int(newton.ShapeFlags.SITE)) == 0
+        if geometry == "visual":
+            keep &= (flags & int(newton.ShapeFlags.VISIBLE)) != 0
         tf, scale = model.shape_transform.numpy(), model.shape_scale.numpy()
         self.prototype_paths = []
         written = 0
@@ -119,7 +123,7 @@ class RolloutRecorder:
             path = root.GetPath().AppendChild(self.body_names[b])
             UsdGeom.Xform.Define(stage, path)
             self.prototype_paths.append(path)
-            for k, s in enumerate(np.nonzero((shape_body == b) & ((flags & flag) != 0))[0]):
+            for k, s in enumerate(np.nonzero((shape_body == b) & keep)[0]):
                 prim = self._define_shape(path.AppendChild(f"shape_{k}"), int(s), int(types[s]), scale[s])
                 xf = UsdGeom.Xformable(prim)
                 xf.AddTranslateOp().Set(Gf.Vec3d(*map(float, tf[s][:3])))

@@ -24,8 +24,10 @@ class EvalResult:
 
 
 @torch.no_grad()
-def evaluate(env, policy, num_episodes: int, progress: bool = True) -> EvalResult:
+def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callback=None) -> EvalResult:
     """Run the deterministic ``policy(obs) -> actions`` until ``num_episodes`` episodes have finished.
+
+    ``step_callback()``, if given, is called after every ``env.step`` (recording, visualizers).
 
     Tracking error: per episode, the mean over its steps of |v_xy,cmd - v_xy| in the base frame [m/s].
     A fall is an episode that ended by termination (not by time-out).
@@ -41,6 +43,8 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True) -> EvalResul
         actions = policy(obs)
         cmd = env.commands[:, :2].clone()
         obs_next, rew, term, trunc, extras = env.step(actions)
+        if step_callback is not None:
+            step_callback()
         lin_b = extras["terminal_obs"][:, 0:2]
         ep_err += (cmd - lin_b).norm(dim=1)
         ep_return += rew
