@@ -121,8 +121,9 @@ class ShacRunner:
                 self.capture.begin(self)
                 t0 = time.perf_counter()
                 self.alg.update_learning_rate(it)
+                recording = self._horizon_recording(it)
                 try:
-                    self._rollout(update_normalizer=True, bookkeeping=True)
+                    self._rollout(update_normalizer=True, bookkeeping=True, recording=recording)
                     failed = None
                 except FloatingPointError as err:  # the env refused a non-finite state: skip like a NaN loss
                     failed = err
@@ -135,6 +136,8 @@ class ShacRunner:
                     stats = self.alg.skip_iteration()
                 sync_device(self.device)
                 t2 = time.perf_counter()
+                if recording is not None:
+                    recording.finish()
                 stats["forward_time"] = t1 - t0
                 stats["update_time"] = max(t2 - t1 - stats["backward_time"], 0.0)
                 self.last_stats = stats
@@ -174,15 +177,29 @@ class ShacRunner:
             if self.writer is not None:
                 self.writer.flush()
 
-    def _rollout(self, update_normalizer: bool, bookkeeping: bool, obs: torch.Tensor | None = None) -> None:
+    def _horizon_recording(self, it: int):
+        """A recording of iteration ``it``'s horizon when ``cfg.record_interval`` says so (and there is a log_dir)."""
+        interval = int(self.cfg.record_interval)
+        if interval <= 0 or self.log_dir is None or it % interval != 0:
+            return None
+        from isaaclab_diffsim.recording import HorizonRecording
+
+        os.makedirs(os.path.join(self.log_dir, "recordings"), exist_ok=True)
+        path = os.path.join(self.log_dir, "recordings", f"horizon_{it}.usd")
+        return HorizonRecording(self.env, path, self.cfg.record_envs)
+
+    def _rollout(self, update_normalizer: bool, bookkeeping: bool, obs: torch.Tensor | None = None,
+                 recording=None) -> None:  # fmt: skip
         """One horizon from the env's current state, graph kept (when grad is enabled); ``obs`` replaces the env's
-        observation of that state (a captured horizon's)."""
+        observation of that state (a captured horizon's); ``recording`` records each step."""
         self.env.detach()
         obs = (self.env.get_observations() if obs is None else obs).detach().to(self.device)
         self.alg.begin_horizon(obs, update_normalizer=update_normalizer)
         for _ in range(self.horizon):
             actions = self.alg.act(obs)
             obs, rew, terminated, truncated, extras = self.env.step(actions.to(self.env.device))
+            if recording is not None:
+                recording.step(actions)
             obs = obs.to(self.device)
             self.alg.process_env_step(obs, rew, terminated.to(self.device), truncated.to(self.device), extras)
             if bookkeeping:
