@@ -51,6 +51,7 @@ class IsaacLabVisualizers:
         state = self.manager.get_state_0()
         wp.to_torch(state.joint_q, requires_grad=False).copy_(self.env.q.detach().reshape(-1))
         wp.to_torch(state.joint_qd, requires_grad=False).copy_(self.env.qd.detach().reshape(-1))
+        self.manager.invalidate_fk()  # as Isaac Lab's asset writers do: new transforms, FK pending
         self.manager.forward()
         self.sim.update_visualizers(self.env.step_dt)
 
