@@ -34,7 +34,7 @@ def recorded(tmp_path_factory):
             rec.add_step()
             impulses.append(env.sim.last_contact_impulses().view(NUM_ENVS, 4, 3).numpy().copy())
             distances.append(env.sim.solver.last_contact_distances().numpy().reshape(NUM_ENVS, 4).copy())
-            base.append(env.q[:, :3].numpy().copy())
+            base.append(env.joint_q_w()[:, :3].numpy().copy())
     rec.save()
     return {"path": path, "env": env, "impulses": np.array(impulses), "distances": np.array(distances),
             "base": np.array(base)}  # fmt: skip
@@ -53,7 +53,7 @@ def test_prim_per_robot_and_time_samples(recorded):
         base = UsdGeom.Xformable(robot.GetChild("base"))
         translate = base.GetOrderedXformOps()[0].GetAttr()
         assert len(translate.GetTimeSamples()) == STEPS
-        for t in (0, STEPS - 1):  # world positions: the env's base position, at its env origin
+        for t in (0, STEPS - 1):  # world positions: the env's base position moved to its env origin
             np.testing.assert_allclose(np.array(translate.Get(t)), recorded["base"][t, i], atol=1e-5)
         np.testing.assert_allclose(np.array(robot.GetAttribute(SCHEMA["origin_attr"]).Get()),
                                    env.env_origins[i].numpy(), atol=1e-6)  # fmt: skip

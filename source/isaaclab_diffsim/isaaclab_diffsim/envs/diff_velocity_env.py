@@ -73,10 +73,8 @@ class DiffVelocityEnv(gym.Env):
         self.model, self.info = model, info
         self.sim = DiffSimulator(model, substeps=cfg.decimation, dt=cfg.sim_dt, **self._solver_kwargs())
         q0 = wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).clone()
-        self.default_q = q0[0].clone()  # in the env's frame (base above its origin)
+        self.default_q = q0[0].clone()
         self.env_origins = self._env_origins()
-        q0[:, 0:3] += self.env_origins
-        wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).copy_(q0)
         self.default_leg = q0[0, 7:].clone()
         self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
         self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
@@ -302,6 +300,15 @@ class DiffVelocityEnv(gym.Env):
     def _uniform(self, shape, lo, hi):
         return lo + (hi - lo) * torch.rand(shape, generator=self._gen, device=self.device)
 
+    def joint_q_w(self) -> torch.Tensor:
+        """Joint coordinates with each robot's base moved to its env origin (world frame, what viewers show), detached.
+
+        The physics runs in each env's own frame (``q``: every base above the world origin), so float32 positions
+        stay small and the rollout and its gradients do not depend on where a robot is shown."""
+        q = self.q.detach().clone()
+        q[:, 0:3] += self.env_origins
+        return q
+
     def _env_origins(self) -> torch.Tensor:
         """(num_envs, 3) env origins [m]: the Isaac Lab scene's, or the same grid (``cfg.env_spacing``) for the
         builder-made models."""
@@ -314,7 +321,6 @@ class DiffVelocityEnv(gym.Env):
     def _sample_reset_state(self):
         n, ev = self.num_envs, self.cfg.events
         q = self.default_q.expand(n, NQ).clone()
-        q[:, 0:3] += self.env_origins
         yaw = self._uniform((n,), -math.pi, math.pi)
         q[:, 3:7] = yaw_quat(yaw)
         q[:, 7:] = self.default_leg * self._uniform((n, NLEG), *ev.reset_joint_scale_range)

@@ -103,8 +103,8 @@ class DiffVelocityEnvCfg:
     seed: int = 42
     env_spacing: float = 2.5
     """Distance [m] between neighbouring robots on Isaac Lab's env-origin grid (``isaaclab.cloner.grid_transforms``,
-    as ``InteractiveSceneCfg.env_spacing``). Only where the robots stand on the infinite flat ground: observations,
-    rewards and dynamics do not depend on it; 0 puts every robot at the world origin."""
+    as ``InteractiveSceneCfg.env_spacing``): where recordings and visualizers show each robot (``env.env_origins``,
+    ``env.joint_q_w()``). The physics runs in each env's own frame, so it does not depend on it."""
     episode_length_s: float = 20.0
     decimation: int = 4
     sim_dt: float = 0.005

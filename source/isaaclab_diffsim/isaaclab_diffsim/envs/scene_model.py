@@ -73,8 +73,8 @@ class AnymalCScene:
             raise
 
     def _configure(self, kp: float, kd: float, base_height: float) -> dict:
-        """Write the default pose (in each env's frame: base above its origin), drives and limits into the model; return
-        the layout. The env adds ``env_origins`` to the base positions."""
+        """Write the default pose (in each env's own frame: base above the world origin), drives and limits into the
+        model; return the layout. ``env_origins`` places the robots only where they are shown."""
         model, robot = self.model, self.robot
         n = model.world_count
         nb, nj = model.body_count // n, model.joint_count // n

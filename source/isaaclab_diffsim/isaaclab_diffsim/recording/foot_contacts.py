@@ -60,9 +60,10 @@ class FootContactReader:
             self._contacts = newton.Contacts(count, 0, device=self.env.model.device)
 
     def body_q(self) -> np.ndarray:
-        """Body poses (body_count, 7: position, quaternion xyzw) of the env's current state, by forward kinematics."""
+        """Body poses (body_count, 7: position, quaternion xyzw) of the env's current state, by forward kinematics,
+        with each robot at its env origin (world frame)."""
         env = self.env
-        q = wp.from_torch(env.q.detach().reshape(-1).contiguous())
+        q = wp.from_torch(env.joint_q_w().reshape(-1).contiguous())
         qd = wp.from_torch(env.qd.detach().reshape(-1).contiguous())
         newton.eval_fk(env.model, q, qd, self._state)
         return self._state.body_q.numpy().reshape(-1, 7)

@@ -1,7 +1,8 @@
 """Isaac Lab's visualizers (``newton_gl``, ``rerun``, ``viser``) on the differentiable env, and frames for a video.
 
 The differentiable env steps its own solver, so Isaac Lab's simulation context never sees the new state by
-itself. :class:`IsaacLabVisualizers` copies the env's joint state into the Newton manager's state after each step,
+itself. :class:`IsaacLabVisualizers` copies the env's joint state (robots at their env origins, ``joint_q_w``) into
+the Newton manager's state after each step,
 runs the manager's forward kinematics and steps the visualizers, as Isaac Lab's envs do after a physics step.
 Needs ``asset_source="isaaclab"`` (the registered task's default): the visualizers draw that scene.
 """
@@ -49,7 +50,7 @@ class IsaacLabVisualizers:
     def step(self) -> None:
         """Show the env's current state."""
         state = self.manager.get_state_0()
-        wp.to_torch(state.joint_q, requires_grad=False).copy_(self.env.q.detach().reshape(-1))
+        wp.to_torch(state.joint_q, requires_grad=False).copy_(self.env.joint_q_w().reshape(-1))
         wp.to_torch(state.joint_qd, requires_grad=False).copy_(self.env.qd.detach().reshape(-1))
         self.manager.invalidate_fk()  # as Isaac Lab's asset writers do: new transforms, FK pending
         self.manager.forward()

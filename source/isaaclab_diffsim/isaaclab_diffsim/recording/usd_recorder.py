@@ -104,6 +104,7 @@ class RolloutRecorder:
             contact_model=str(env.sim.solver.contact_model), kappa=float(env.sim.solver.kappa),
             margin=float(env.sim.solver.margin), geometry=geometry, frames=0,
         )
+        self._meta = meta
         stage.GetRootLayer().customLayerData = {LAYER_KEY: meta}
 
     # ------------------------------------------------------------------ static content
@@ -241,7 +242,6 @@ class RolloutRecorder:
         with Sdf.ChangeBlock():  # one change notification per frame instead of one per value
             self._write_frame(t, body_q, feet, nb)
         self.frames += 1
-        self.stage.SetEndTimeCode(self.frames - 1)
         if grad_norm is not None:
             self.set_grad_norms(self.frames - 1, np.asarray(grad_norm).reshape(1, -1))
         return self.frames - 1
@@ -286,12 +286,9 @@ class RolloutRecorder:
 
     def save(self) -> str:
         """Write the file (can be called repeatedly); returns its path."""
-        layer = self.stage.GetRootLayer()
-        data = dict(layer.customLayerData)
-        meta = dict(data[LAYER_KEY])
-        meta["frames"] = self.frames
-        data[LAYER_KEY] = meta
-        layer.customLayerData = data
+        self._meta["frames"] = self.frames
+        self.stage.GetRootLayer().customLayerData = {LAYER_KEY: self._meta}
+        self.stage.SetEndTimeCode(max(self.frames - 1, 0))
         self._update_ground()
         self.stage.Save()
         return self.path
