@@ -6,14 +6,25 @@
 Prints mean return +- std, mean linear-velocity tracking error and fall rate over the first episode of each env
 (see :func:`~isaaclab_diffsim.rl.evaluation.evaluate`). Uses the task's -Play
 configuration (forward-velocity commands in [-1, 1] m/s, no pushes); overrides as in train.py.
+
+Visual debugging (docs/visual_debugging.md):
+
+    --record out.usd [--record_envs 4 --record_steps 500]   time-sampled USD of the evaluation's first steps:
+                                                            robots, per-foot force/distance/weight arrows
+    --record_grad_horizon 12                                 record a differentiated rollout instead (after the
+                                                            evaluation): per-step actor-gradient magnitude
+    --viz newton_gl[,rerun,viser]                            Isaac Lab's visualizers on the evaluation
+    --video out.gif [--video_length 200]                     frames of the newton_gl visualizer
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import time
 
 import gymnasium as gym
+import numpy as np
 import torch
 
 from isaaclab_diffsim.rl.evaluation import evaluate
@@ -53,6 +64,60 @@ def plot_joints(trace, joint_names, step_dt, path):
     print(f"[play] joint trajectories of env 0 written to {path}")
 
 
+def make_recording(env, args, finish):
+    """A step callback recording the first ``--record_steps`` steps of the evaluation into ``--record``."""
+    from isaaclab_diffsim.recording import RolloutRecorder
+
+    steps = args.record_steps or env.max_episode_length
+    recorder = RolloutRecorder(env, args.record, args.record_envs, geometry=args.record_geometry)
+    t0 = time.perf_counter()
+
+    def step():
+        if recorder.frames < steps:
+            recorder.add_step()
+
+    def save():
+        path = recorder.save()
+        print(f"[play] recorded {recorder.frames} frames of {recorder.record_envs} robots to {path} "
+              f"({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s with the evaluation)")
+
+    finish.append(save)
+    return step
+
+
+def record_with_gradients(env, policy, args):
+    """A fresh rollout differentiated in horizons of ``--record_grad_horizon`` steps, recorded into ``--record``."""
+    from isaaclab_diffsim.recording import RolloutRecorder, record_differentiated_rollout
+
+    steps = args.record_steps or env.max_episode_length
+    env.reset()
+    recorder = RolloutRecorder(env, args.record, args.record_envs, geometry=args.record_geometry)
+    t0 = time.perf_counter()
+    norms = record_differentiated_rollout(env, policy, recorder, steps, args.record_grad_horizon)
+    path = recorder.save()
+    print(f"[play] recorded {recorder.frames} differentiated frames (horizon {args.record_grad_horizon}) to {path} "
+          f"({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s); |dJ/da_t| median "
+          f"{float(np.median(norms)):.3g}, max {float(np.max(norms)):.3g}")
+
+
+def make_visualizer_step(env, args, finish):
+    """A step callback driving Isaac Lab's visualizers (and collecting ``--video`` frames)."""
+    from isaaclab_diffsim.recording.isaaclab_viz import IsaacLabVisualizers, write_video
+
+    viz = IsaacLabVisualizers(env)
+    frames = []
+
+    def step():
+        viz.step()
+        if args.video and len(frames) < args.video_length:
+            frames.append(viz.frame())
+
+    if args.video:
+        finish.append(lambda: print(f"[play] video: {write_video(frames, args.video, 1.0 / env.step_dt)} "
+                                    f"({len(frames)} frames)"))  # fmt: skip
+    return step
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct-Play")
@@ -63,6 +128,16 @@ def main():
     parser.add_argument("--num_envs", type=int, default=None, help="default: --episodes (one round of episodes)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--plot", default=None, help="PNG path for a joint-trajectory plot")
+    parser.add_argument("--record", default=None, help="USD path (.usd/.usda/.usdc) for a recording of the rollout")
+    parser.add_argument("--record_envs", type=int, default=4, help="robots to record (the first ones)")
+    parser.add_argument("--record_steps", type=int, default=None, help="steps to record (default: one episode)")
+    parser.add_argument("--record_geometry", choices=("all", "visual"), default="all",
+                        help="the model's shapes on the robot's bodies: all of them, or only those flagged visible")
+    parser.add_argument("--record_grad_horizon", type=int, default=0,
+                        help="> 0: record a rollout differentiated in horizons of this length (gradient magnitudes)")
+    parser.add_argument("--viz", default=None, help="Isaac Lab visualizers, comma-separated: newton_gl, rerun, viser")
+    parser.add_argument("--video", default=None, help="animated GIF of the newton_gl visualizer (needs --viz newton_gl)")
+    parser.add_argument("--video_length", type=int, default=200, help="steps in the video")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -70,10 +145,31 @@ def main():
     env_cfg.device = agent_cfg.device = args.device
     env_cfg.num_envs = args.episodes if args.num_envs is None else args.num_envs
     env_cfg.contact_model = args.contact_model
+    viz = [v for v in args.viz.split(",") if v] if args.viz else []
+    if args.video and "newton_gl" not in viz:
+        raise SystemExit("--video records the newton_gl visualizer's frames: add --viz newton_gl")
+    if viz:
+        from isaaclab_diffsim.recording.isaaclab_viz import request_visualizers
+
+        try:
+            request_visualizers(viz)
+        except (ValueError, ImportError) as err:
+            raise SystemExit(f"[play] {err}") from err
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
-    result = evaluate(env, policy, args.episodes)
-    print(f"[play] {args.algo} {os.path.basename(args.checkpoint)}, {args.contact_model} contact: {result.summary()}")
+    callbacks, finish = [], []
+    if args.record and args.record_grad_horizon <= 0:
+        callbacks.append(make_recording(env, args, finish))
+    if viz:
+        callbacks.append(make_visualizer_step(env, args, finish))
+    t0 = time.perf_counter()
+    result = evaluate(env, policy, args.episodes, step_callback=(lambda: [c() for c in callbacks]) if callbacks else None)
+    print(f"[play] {args.algo} {os.path.basename(args.checkpoint)}, {args.contact_model} contact: {result.summary()} "
+          f"({time.perf_counter() - t0:.1f} s)")
+    for f in finish:
+        f()
+    if args.record and args.record_grad_horizon > 0:
+        record_with_gradients(env, policy, args)
     if args.plot:
         plot_joints(result.joint_trace, env.info["joint_names"], env.step_dt, args.plot)
 

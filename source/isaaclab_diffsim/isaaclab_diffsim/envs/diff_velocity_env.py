@@ -63,7 +63,7 @@ class DiffVelocityEnv(gym.Env):
 
             self.isaaclab_scene = AnymalCScene(
                 cfg.num_envs, str(self.device), cfg.sim_dt, kp=cfg.kp, kd=cfg.kd, base_height=cfg.init_base_height,
-                **self._solver_kwargs(),
+                env_spacing=cfg.env_spacing, **self._solver_kwargs(),
             )
             model, info = self.isaaclab_scene.model, self.isaaclab_scene.info
         else:
@@ -75,6 +75,7 @@ class DiffVelocityEnv(gym.Env):
         self.sim = DiffSimulator(model, substeps=cfg.decimation, dt=cfg.sim_dt, **self._solver_kwargs())
         q0 = wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).clone()
         self.default_q = q0[0].clone()
+        self.env_origins = self._env_origins()
         self.default_leg = q0[0, 7:].clone()
         self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
         self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(self.num_envs, ND)[0, 6:].clone()
@@ -312,6 +313,24 @@ class DiffVelocityEnv(gym.Env):
     # ------------------------------------------------------------------ resets and events
     def _uniform(self, shape, lo, hi):
         return lo + (hi - lo) * torch.rand(shape, generator=self._gen, device=self.device)
+
+    def joint_q_w(self) -> torch.Tensor:
+        """Joint coordinates with each robot's base moved to its env origin (world frame, what viewers show), detached.
+
+        The physics runs in each env's own frame (``q``: every base above the world origin), so float32 positions
+        stay small and the rollout and its gradients do not depend on where a robot is shown."""
+        q = self.q.detach().clone()
+        q[:, 0:3] += self.env_origins
+        return q
+
+    def _env_origins(self) -> torch.Tensor:
+        """(num_envs, 3) env origins [m]: the Isaac Lab scene's, or the same grid (``cfg.env_spacing``) for the
+        builder-made models."""
+        if self.isaaclab_scene is not None:
+            return self.isaaclab_scene.env_origins.to(self.device)
+        from isaaclab.cloner import grid_transforms
+
+        return torch.as_tensor(grid_transforms(self.num_envs, self.cfg.env_spacing)[0], device=self.device)
 
     def _sample_reset_state(self):
         n, ev = self.num_envs, self.cfg.events

@@ -104,6 +104,10 @@ class DiffVelocityEnvCfg:
       releases it.
     """
     seed: int = 42
+    env_spacing: float = 2.5
+    """Distance [m] between neighbouring robots on Isaac Lab's env-origin grid (``isaaclab.cloner.grid_transforms``,
+    as ``InteractiveSceneCfg.env_spacing``): where recordings and visualizers show each robot (``env.env_origins``,
+    ``env.joint_q_w()``). The physics runs in each env's own frame, so it does not depend on it."""
     episode_length_s: float = 20.0
     decimation: int = 4
     sim_dt: float = 0.005
@@ -159,6 +163,8 @@ class DiffVelocityEnvCfg:
             "commands.resampling_time_s": self.commands.resampling_time_s,
             "init_base_height": self.init_base_height,
         })  # fmt: skip
+        if not (isinstance(self.env_spacing, (int, float)) and math.isfinite(self.env_spacing) and self.env_spacing >= 0):
+            raise ValueError(f"env_spacing must be a finite number >= 0, got {self.env_spacing!r}")
         for name, value in positive.items():
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {value!r}")

@@ -30,11 +30,12 @@ class AnymalCScene:
         sim_dt: Physics step [s].
         kp, kd: PD gains of the implicit joint drives (the ANYdrive DC motor, stepped by the solver).
         base_height: Height of the base at the default pose [m].
+        env_spacing: Spacing of the scene's env-origin grid [m] (``env_origins``).
         solver_kwargs: :class:`DiffSimSolverCfg` fields (contact model, kappa, margin, iterations, saturation).
     """
 
     def __init__(self, num_envs: int, device: str, sim_dt: float, *, kp: float, kd: float, base_height: float,
-                 **solver_kwargs):  # fmt: skip
+                 env_spacing: float = 2.5, **solver_kwargs):  # fmt: skip
         from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
         from isaaclab.sim import SimulationCfg, SimulationContext
         from isaaclab.terrains import TerrainImporterCfg
@@ -52,7 +53,7 @@ class AnymalCScene:
             )
         robot_cfg = replace(ANYMAL_C_DIFFSIM_CFG, prim_path="{ENV_REGEX_NS}/Robot")
         robot_cfg.init_state.pos = (0.0, 0.0, float(base_height))
-        scene_cfg = InteractiveSceneCfg(num_envs=num_envs, env_spacing=2.5)
+        scene_cfg = InteractiveSceneCfg(num_envs=num_envs, env_spacing=float(env_spacing))
         scene_cfg.terrain = TerrainImporterCfg(
             prim_path="/World/ground", terrain_type="usd", usd_path=str(ground_plane_usd_path())
         )
@@ -65,12 +66,15 @@ class AnymalCScene:
             self.model: newton.Model = NewtonManager.get_model()
             self.robot = self.scene["robot"]
             self.info = self._configure(kp, kd, base_height)
+            origins = self.scene.env_origins
+            self.env_origins = torch.as_tensor(getattr(origins, "torch", origins)).to(str(device)).view(num_envs, 3)
         except Exception:
             self.close()
             raise
 
     def _configure(self, kp: float, kd: float, base_height: float) -> dict:
-        """Write the default pose (every robot at the origin), drives and limits into the model; return the layout."""
+        """Write the default pose (in each env's own frame: base above the world origin), drives and limits into the
+        model; return the layout. ``env_origins`` places the robots only where they are shown."""
         model, robot = self.model, self.robot
         n = model.world_count
         nb, nj = model.body_count // n, model.joint_count // n

@@ -36,7 +36,7 @@ class EvalResult:
 
 
 @torch.no_grad()
-def evaluate(env, policy, num_episodes: int, progress: bool = True) -> EvalResult:
+def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callback=None) -> EvalResult:
     """Run the deterministic ``policy(obs) -> actions`` on a fixed set of ``num_episodes`` full episodes.
 
     The env is reset, then stepped until each of its first ``min(num_episodes, num_envs)`` envs has finished its
@@ -48,6 +48,7 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True) -> EvalResul
     Return: sum of the rewards of the episode's steps. Tracking error: mean over the episode's steps of
     |v_xy,cmd - v_xy| in the base frame [m/s]. A fall is an episode that ended by termination (not by time-out).
     Raises FloatingPointError (env ids and step) if the policy returns a non-finite action.
+    ``step_callback()``, if given, is called after every ``env.step`` (recording, visualizers).
     """
     if num_episodes < 1:
         raise ValueError(f"evaluate: num_episodes must be >= 1, got {num_episodes!r}")
@@ -55,7 +56,7 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True) -> EvalResul
     returns, errors, falls, lengths, trace = [], [], [], [], []
     for r in range(math.ceil(num_episodes / n)):
         k = min(n, num_episodes - r * n)
-        res = _evaluate_round(env, policy, k, record_trace=(r == 0), progress=progress)
+        res = _evaluate_round(env, policy, k, record_trace=(r == 0), progress=progress, step_callback=step_callback)
         returns.append(res[0])
         errors.append(res[1])
         falls.append(res[2])
@@ -66,7 +67,7 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True) -> EvalResul
                       np.array(trace))  # fmt: skip
 
 
-def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool):
+def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool, step_callback=None):
     """Metrics of the first episode of envs 0..k-1 after a reset (numpy arrays of length k) and env 0's trace."""
     n, dev = env.num_envs, env.device
     obs = env.reset()
@@ -84,6 +85,8 @@ def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool):
             trace.append(env.q[0, 7:].cpu().numpy().copy())
         cmd = env.commands[:, :2].clone()
         obs, rew, term, trunc, extras = env.step(actions)
+        if step_callback is not None:
+            step_callback()
         active = ~finished  # envs still in their first episode
         lin_b = extras["terminal_obs"][:, 0:2]
         ep_err += torch.where(active, (cmd - lin_b).norm(dim=1), 0.0)

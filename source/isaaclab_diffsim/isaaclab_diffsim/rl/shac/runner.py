@@ -155,10 +155,11 @@ class ShacRunner:
         t0 = time.perf_counter()
         self.alg.update_learning_rate(it)
         steps = [0]
+        recording = self._horizon_recording(it)
         try:
             with guard.allowed():
                 self._in_rollout = True
-                self._rollout(update_normalizer=True, bookkeeping=True, steps=steps)
+                self._rollout(update_normalizer=True, bookkeeping=True, steps=steps, recording=recording)
                 self._in_rollout = False
             failed = None
         except FloatingPointError as err:  # the env refused a non-finite value: skip like a NaN loss
@@ -175,6 +176,8 @@ class ShacRunner:
             self.aborted_samples += steps[0] * self.num_envs
         sync_device(self.device)
         t2 = time.perf_counter()
+        if recording is not None:
+            recording.finish()
         stats["forward_time"] = t1 - t0
         stats["update_time"] = max(t2 - t1 - stats["backward_time"], 0.0)
         self.last_stats = stats
@@ -224,17 +227,36 @@ class ShacRunner:
         self.save(path)
         print(f"[SHAC] interrupted ({intr}): saved iteration {self.current_learning_iteration} to {path}", flush=True)
 
+    def _horizon_recording(self, it: int):
+        """A recording of iteration ``it``'s horizon when ``cfg.record_interval`` says so (and there is a log_dir)."""
+        interval = int(self.cfg.record_interval)
+        if interval <= 0 or self.log_dir is None or it % interval != 0:
+            return None
+        from isaaclab_diffsim.recording import HorizonRecording
+
+        os.makedirs(os.path.join(self.log_dir, "recordings"), exist_ok=True)
+        path = os.path.join(self.log_dir, "recordings", f"horizon_{it}.usd")
+        return HorizonRecording(self.env, path, self.cfg.record_envs)
+
     def _rollout(
-        self, update_normalizer: bool, bookkeeping: bool, obs: torch.Tensor | None = None, steps: list | None = None
+        self,
+        update_normalizer: bool,
+        bookkeeping: bool,
+        obs: torch.Tensor | None = None,
+        steps: list | None = None,
+        recording=None,
     ) -> None:
         """One horizon from the env's current state, graph kept (when grad is enabled); ``obs`` replaces the env's
-        observation of that state (a captured horizon's). ``steps[0]`` counts the steps taken."""
+        observation of that state (a captured horizon's). ``steps[0]`` counts the steps taken; ``recording``
+        records each step."""
         self.env.detach()
         obs = (self.env.get_observations() if obs is None else obs).detach().to(self.device)
         self.alg.begin_horizon(obs, update_normalizer=update_normalizer)
         for _ in range(self.horizon):
             actions = self.alg.act(obs)
             obs, rew, terminated, truncated, extras = self.env.step(actions.to(self.env.device))
+            if recording is not None:
+                recording.step(actions)
             if steps is not None:
                 steps[0] += 1
             obs = obs.to(self.device)

@@ -217,6 +217,14 @@ class ShacRunnerCfg:
     max_captures: int = 5
     """At most this many horizons are captured per runner (bounds disk use)."""
 
+    record_interval: int = 0
+    """Every this many iterations, one horizon is recorded to ``<log_dir>/recordings/horizon_<iteration>.usd``
+    (robots, per-foot contact overlays and the per-step actor-gradient magnitude |dL/da_t|; see
+    :mod:`isaaclab_diffsim.recording`). 0 disables recording; needs a ``log_dir``."""
+
+    record_envs: int = 4
+    """How many robots (the first envs) a recorded horizon holds."""
+
     experiment_name: str = "shac"
     """The experiment name (log directory ``logs/shac/<experiment_name>``)."""
 
