@@ -31,7 +31,7 @@ def grad_norm(env: DiffVelocityEnv, policy: ShacActorCritic, normalize, horizon:
     obs = env.reset().detach()
     env.detach()  # the previous rollout's graph must not leak into this one
     policy.zero_grad(set_to_none=True)
-    ret = torch.zeros(env.num_envs)
+    ret = torch.zeros(env.num_envs, device=env.device)
     discount = 1.0
     for _ in range(horizon):
         obs, rew, terminated, truncated, _ = env.step(policy.act(normalize(obs)))
@@ -56,6 +56,7 @@ def main():
     parser.add_argument("--checkpoint", default=None, help="SHAC checkpoint (model_*.pt) to take the policy from")
     parser.add_argument("--out", default="outputs/gradient_norm_vs_horizon")
     parser.add_argument("--torch_threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     torch.set_num_threads(args.torch_threads)
     horizons = [int(h) for h in args.horizons.split(",")]
@@ -64,7 +65,7 @@ def main():
     results = {}
     for model in models:
         cfg = AnymalCFlatDiffEnvCfg()
-        cfg.num_envs, cfg.contact_model, cfg.seed = args.num_envs, model, args.seed
+        cfg.num_envs, cfg.contact_model, cfg.seed, cfg.device = args.num_envs, model, args.seed, args.device
         cfg.events.push_interval_s = (1e6, 1e6)  # no pushes inside the measured rollouts
         if args.kappa is not None:
             cfg.kappa = args.kappa
@@ -76,7 +77,7 @@ def main():
         for key, value in (state["cfg"]["policy"] if state else {}).items():
             if hasattr(policy_cfg, key):
                 setattr(policy_cfg, key, value)
-        policy = ShacActorCritic(env.num_obs, env.num_actions, policy_cfg)
+        policy = ShacActorCritic(env.num_obs, env.num_actions, policy_cfg).to(args.device)
         normalize = lambda x: x  # noqa: E731  (a fresh policy: raw observations)
         if state is not None:
             policy.load_state_dict(state["model_state_dict"])
