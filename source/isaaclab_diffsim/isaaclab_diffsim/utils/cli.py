@@ -66,9 +66,8 @@ def _type_problem(current, value) -> str | None:
     elif isinstance(current, str):
         ok = isinstance(value, str)
     elif isinstance(current, (tuple, list)):
-        ok = isinstance(value, (tuple, list)) and (
-            not current or len(value) == len(current) or not all(isinstance(c, number) for c in current)
-        )
+        # a tuple is a fixed-size value (a range, a vector): same length; a list may grow or shrink (layer sizes)
+        ok = isinstance(value, (tuple, list)) and (isinstance(current, list) or len(value) == len(current))
         if ok and current and all(isinstance(c, number) and not isinstance(c, bool) for c in current):
             ok = all(isinstance(v, number) and not isinstance(v, bool) for v in value)
     else:
