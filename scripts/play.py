@@ -28,10 +28,9 @@ import numpy as np
 import torch
 
 from isaaclab_diffsim.rl.evaluation import evaluate
-from isaaclab_diffsim.rl.policy_loading import load_policy
+from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, load_policy
 from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
-ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
 
 def joint_rows_by_leg(joint_names: list[str]) -> dict[str, list[tuple[int, str]]]:
@@ -121,7 +120,7 @@ def make_visualizer_step(env, args, finish):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct-Play")
-    parser.add_argument("--algo", choices=sorted(ENTRY), default="shac")
+    parser.add_argument("--algo", choices=sorted(AGENT_ENTRY), default="shac")
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--contact_model", choices=("hard", "smoothed", "soft"), default="hard")
     parser.add_argument("--episodes", type=int, default=64)
@@ -141,7 +140,7 @@ def main():
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    env_cfg, agent_cfg = resolve_task_cfgs(args.task, ENTRY[args.algo], args.overrides)
+    env_cfg, agent_cfg = resolve_task_cfgs(args.task, AGENT_ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     env_cfg.num_envs = args.episodes if args.num_envs is None else args.num_envs
     env_cfg.contact_model = args.contact_model

@@ -30,16 +30,16 @@ import torch
 from isaaclab.utils.seed import configure_seed
 
 from isaaclab_diffsim.rl.interrupts import exit_code
+from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
 from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 from isaaclab_diffsim.utils.run_dir import new_run_dir
 
-ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct")
-    parser.add_argument("--algo", choices=sorted(ENTRY), default="shac")
+    parser.add_argument("--algo", choices=sorted(AGENT_ENTRY), default="shac")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--num_envs", type=int, default=None)
     parser.add_argument("--max_iterations", type=int, default=None)
@@ -55,7 +55,7 @@ def parse_args():
 
 
 def configure(args):
-    env_cfg, agent_cfg = resolve_task_cfgs(args.task, ENTRY[args.algo], args.overrides)
+    env_cfg, agent_cfg = resolve_task_cfgs(args.task, AGENT_ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     if args.num_envs is not None:
         env_cfg.num_envs = args.num_envs

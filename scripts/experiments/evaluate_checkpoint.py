@@ -14,42 +14,23 @@ import json
 import os
 import time
 
-import gymnasium as gym
 import torch
 
+from isaaclab_diffsim.experiments.policy_env import add_policy_arguments, contact_models, make_policy_env
 from isaaclab_diffsim.rl.evaluation import evaluate
-from isaaclab_diffsim.rl.policy_loading import ALGOS, load_policy
-from isaaclab_diffsim.solver import CONTACT_MODELS
-from isaaclab_diffsim.utils.cli import resolve_task_cfgs
-
-ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct-Play")
-    p.add_argument("--algo", choices=ALGOS, required=True)
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--contact_models", default="soft,hard,smoothed")
-    p.add_argument("--num_envs", type=int, default=64)
+    add_policy_arguments(p, contact_models="soft,hard,smoothed", num_envs=64)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--out", required=True)
-    p.add_argument("overrides", nargs="*")
     args = p.parse_args()
-    models = [m.strip() for m in args.contact_models.split(",") if m.strip()]
-    bad = [m for m in models if m not in CONTACT_MODELS]
-    if bad:
-        raise SystemExit(f"unknown contact model(s) {bad}; known: {sorted(CONTACT_MODELS)}")
-    if not os.path.isfile(args.checkpoint):
-        raise SystemExit(f"checkpoint not found: {args.checkpoint}")
-    torch.set_num_threads(1)
-    env_cfg, agent_cfg = resolve_task_cfgs(args.task, ENTRY[args.algo], args.overrides)
-    env_cfg.device = agent_cfg.device = args.device
-    env_cfg.num_envs = args.num_envs
-    env_cfg.seed = args.seed
-    env = gym.make(args.task, cfg=env_cfg).unwrapped
-    policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
+    models = contact_models(args)
+
+    def seeded(env_cfg):
+        env_cfg.seed = args.seed
+
+    env, policy, _ = make_policy_env(args, seeded)
     out = {"checkpoint": os.path.abspath(args.checkpoint), "algo": args.algo, "num_envs": args.num_envs, "models": {}}
     for model in models:
         t0 = time.time()

@@ -14,15 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 
-import gymnasium as gym
 import numpy as np
 import torch
 
-from isaaclab_diffsim.rl.policy_loading import ALGOS, load_policy
-from isaaclab_diffsim.solver import CONTACT_MODELS
-from isaaclab_diffsim.utils.cli import resolve_task_cfgs
-
-ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
+from isaaclab_diffsim.experiments.policy_env import add_policy_arguments, contact_models, make_policy_env
 
 
 @torch.no_grad()
@@ -41,35 +36,21 @@ def rollout(env, policy, initial: dict, steps: int):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct-Play")
-    p.add_argument("--algo", choices=ALGOS, required=True)
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--contact_models", default="smoothed,hard")
+    add_policy_arguments(p, contact_models="smoothed,hard", num_envs=8)
     p.add_argument("--command", type=float, default=0.6, help="forward velocity command [m/s]")
-    p.add_argument("--num_envs", type=int, default=8)
     p.add_argument("--reset_seed", type=int, default=0)
     p.add_argument("--duration", type=float, default=10.0, help="[s]")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--out", required=True)
-    p.add_argument("overrides", nargs="*")
     args = p.parse_args()
-    models = [m.strip() for m in args.contact_models.split(",") if m.strip()]
-    bad = [m for m in models if m not in CONTACT_MODELS]
-    if bad:
-        raise SystemExit(f"unknown contact model(s) {bad}; known: {sorted(CONTACT_MODELS)}")
-    if not os.path.isfile(args.checkpoint):
-        raise SystemExit(f"checkpoint not found: {args.checkpoint}")
-    torch.set_num_threads(1)
-    env_cfg, agent_cfg = resolve_task_cfgs(args.task, ENTRY[args.algo], args.overrides)
-    env_cfg.device = agent_cfg.device = args.device
-    env_cfg.num_envs = args.num_envs
-    env_cfg.commands.lin_vel_x = (args.command, args.command)
-    env_cfg.commands.resampling_time_s = 2.0 * args.duration
-    env_cfg.events.push_velocity = 0.0
-    if env_cfg.episode_length_s < args.duration:
-        raise SystemExit(f"--duration {args.duration} s is longer than an episode ({env_cfg.episode_length_s} s)")
-    env = gym.make(args.task, cfg=env_cfg).unwrapped
-    policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
+    models = contact_models(args)
+
+    def fixed_command(env_cfg):
+        env_cfg.commands.lin_vel_x = (args.command, args.command)
+        env_cfg.commands.resampling_time_s = 2.0 * args.duration
+        env_cfg.events.push_velocity = 0.0
+        if env_cfg.episode_length_s < args.duration:
+            raise SystemExit(f"--duration {args.duration} s is longer than an episode ({env_cfg.episode_length_s} s)")
+
+    env, policy, env_cfg = make_policy_env(args, fixed_command)
     env.reset(seed=args.reset_seed)
     initial = env.get_state()
     steps = int(round(args.duration / env.step_dt))

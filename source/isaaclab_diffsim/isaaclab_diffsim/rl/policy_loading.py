@@ -6,6 +6,8 @@ import importlib.metadata
 import os
 
 ALGOS = ("shac", "ppo")
+# the gym registry key of each algorithm's agent config
+AGENT_ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
 
 
 def load_policy(algo: str, env, agent_cfg, checkpoint: str, device: str):
