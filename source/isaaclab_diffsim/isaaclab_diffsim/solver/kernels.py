@@ -8,6 +8,14 @@ a local sum built in a dynamic loop is stored to an array and read back before a
 
 import warp as wp
 
+from .joints import (
+    JOINT_BALL,
+    JOINT_D6,
+    integrate_multi_dof,
+    multi_dof_joint_motion,
+    multi_dof_joint_transform,
+    passive_joint_force,
+)
 from .spatial import force_cross, inertia_mul, motion_cross, point_velocity_column
 from .topology import Topology
 
@@ -71,6 +79,8 @@ def integrate_positions(
         q_out[qs + 4] = r_new[1]
         q_out[qs + 5] = r_new[2]
         q_out[qs + 6] = r_new[3]
+    if jt == JOINT_BALL or jt == JOINT_D6:
+        integrate_multi_dof(topo, j, jt, q_in, qd, h, q_out)
 
 
 @wp.func
@@ -202,6 +212,8 @@ def articulation_dynamics(
             X_j = wp.transform(
                 wp.vec3(q[qs], q[qs + 1], q[qs + 2]), wp.quat(q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6])
             )
+        if jt == JOINT_BALL or jt == JOINT_D6:
+            X_j = multi_dof_joint_transform(topo, j, jt, q)
         X_wc = X_wj * X_j * wp.transform_inverse(topo.joint_X_c[j])
         body_X[child] = X_wc
 
@@ -241,6 +253,8 @@ def articulation_dynamics(
             V = wp.spatial_vector(v_com - wp.cross(w, c), w)
             # d/dt of the origin twist (v_com - w x c, w) at zero qdd
             A = A_p + wp.spatial_vector(wp.cross(v_com, w), wp.vec3(0.0))
+        if jt == JOINT_BALL or jt == JOINT_D6:
+            V, A = multi_dof_joint_motion(topo, j, jt, X_wj, q, qd, V_p, A_p, S)
         body_V[child] = V
         body_A[child] = A
 
@@ -293,6 +307,9 @@ def articulation_dynamics(
                 )
                 tau = tau + t_drive
                 extra = extra + e_drive
+            t_passive, e_passive = passive_joint_force(topo, k, qd[k], dt)
+            tau = tau + t_passive
+            extra = extra + e_passive
             hvec[k] = tau - wp.dot(sk, Fc)
             Fk = inertia_mul(mc, hc, Ic, sk)
             for jp in range(j0, j + 1):

@@ -72,6 +72,7 @@ class SolverMoreauGS(SolverBase):
         kd: float = 2.0e2,
         kf: float = 1.0e6,
         actuator_saturation: float = 0.0,
+        friction_velocity: float = 1.0e-3,
     ):
         if contact_model not in CONTACT_MODELS:
             raise ValueError(f"contact_model must be one of {sorted(CONTACT_MODELS)}, got {contact_model!r}")
@@ -88,6 +89,7 @@ class SolverMoreauGS(SolverBase):
             "kd": (kd, kd >= 0.0),
             "kf": (kf, kf >= 0.0),
             "actuator_saturation": (actuator_saturation, actuator_saturation >= 0.0),
+            "friction_velocity": (friction_velocity, friction_velocity > 0.0),
         }
         for name, (value, ok) in checks.items():
             if not ok:
@@ -101,7 +103,8 @@ class SolverMoreauGS(SolverBase):
         self.ke, self.kd, self.kf = float(ke), float(kd), float(kf)
         self.actuator_saturation = float(actuator_saturation)
         self.kappa_array = wp.array([kappa], dtype=float, device=model.device, requires_grad=True)
-        self.layout = build_layout(model)
+        self.friction_velocity = float(friction_velocity)
+        self.layout = build_layout(model, self.friction_velocity)
         self._reuse: StepScratch | None = None
         self._last: StepScratch | None = None
         self._last_dt = 1.0
@@ -121,7 +124,7 @@ class SolverMoreauGS(SolverBase):
 
     def notify_model_changed(self, flags: int) -> None:
         """Rebuild the layout (model arrays may have been replaced or shapes/joints changed)."""
-        self.layout = build_layout(self.model)
+        self.layout = build_layout(self.model, self.friction_velocity)
         self._reuse = None
         self._adjoint_scratch = None
 

@@ -19,6 +19,8 @@ SUPPORTED_JOINTS = {
     int(newton.JointType.REVOLUTE): "REVOLUTE",
     int(newton.JointType.FIXED): "FIXED",
     int(newton.JointType.FREE): "FREE",
+    int(newton.JointType.BALL): "BALL",
+    int(newton.JointType.D6): "D6",
 }
 COLLIDE_FLAG = int(newton.ShapeFlags.COLLIDE_SHAPES)
 
@@ -66,6 +68,11 @@ class Topology:
     joint_limit_kd: wp.array(dtype=float)
     joint_effort_limit: wp.array(dtype=float)
     joint_velocity_limit: wp.array(dtype=float)
+    joint_damping: wp.array(dtype=float)
+    joint_friction: wp.array(dtype=float)
+    friction_velocity: float
+    joint_lin_count: wp.array(dtype=int)
+    joint_ang_count: wp.array(dtype=int)
 
     cand_body: wp.array(dtype=int)
     cand_shape: wp.array(dtype=int)
@@ -127,8 +134,11 @@ def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray) -> 
     )
 
 
-def build_layout(model: newton.Model) -> Layout:
-    """Validate ``model`` and build the per-articulation layout. Raises ValueError on unsupported scenes."""
+def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layout:
+    """Validate ``model`` and build the per-articulation layout. Raises ValueError on unsupported scenes.
+
+    ``friction_velocity`` [m/s or rad/s] is the regularisation velocity of joint friction (joints.passive_joint_force).
+    """
     device = model.device
     jt = model.joint_type.numpy()
     jp = model.joint_parent.numpy()
@@ -296,6 +306,12 @@ def build_layout(model: newton.Model) -> Layout:
     t.joint_limit_kd = model.joint_limit_kd
     t.joint_effort_limit = model.joint_effort_limit
     t.joint_velocity_limit = model.joint_velocity_limit
+    t.joint_damping = model.joint_damping
+    t.joint_friction = model.joint_friction
+    t.friction_velocity = float(friction_velocity)
+    dof_dim = model.joint_dof_dim.numpy()
+    t.joint_lin_count = arr(dof_dim[:, 0].astype(np.int32), int)
+    t.joint_ang_count = arr(dof_dim[:, 1].astype(np.int32), int)
     t.cand_body = arr(np.array([c[0] for c in flat], dtype=np.int32), int)
     t.cand_shape = arr(np.array([c[1] for c in flat], dtype=np.int32), int)
     t.cand_plane = arr(np.array([c[2] for c in flat], dtype=np.int32), int)
