@@ -110,8 +110,36 @@ def _tangents(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t1, np.cross(n, t1)
 
 
-def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray) -> tuple[list, float]:
-    """Body-frame contact points of one collision shape and the radius to subtract along the normal."""
+CYLINDER_RIM_POINTS = 8  # per cap; lowest-point error at most radius * (1 - cos(pi / 8)) = 0.076 radius
+MAX_HULL_POINTS = 64  # each candidate adds three rows to the dense per-articulation contact problem
+
+
+def _hull_vertices(source, scale: np.ndarray) -> np.ndarray:
+    """Vertices of the convex hull of a mesh's (scaled) vertices: the lowest point of any shape against a plane
+    is a hull vertex, so these are exact ground-contact candidates for a mesh or convex hull."""
+    from scipy.spatial import ConvexHull
+
+    if source is None or getattr(source, "vertices", None) is None:
+        raise ValueError("SolverMoreauGS: a MESH / CONVEX_MESH collision shape has no source mesh vertices")
+    v = np.unique(np.asarray(source.vertices, dtype=np.float64).reshape(-1, 3) * np.asarray(scale[:3]), axis=0)
+    if v.shape[0] > 4:
+        v = v[ConvexHull(v).vertices]
+    if v.shape[0] > MAX_HULL_POINTS:
+        raise ValueError(
+            f"SolverMoreauGS: a mesh collision shape has {v.shape[0]} convex-hull vertices (at most "
+            f"{MAX_HULL_POINTS}); collide with a simplified convex hull (e.g. ModelBuilder.add_shape_convex_hull "
+            "with fewer vertices) or a primitive"
+        )
+    return v
+
+
+def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None) -> tuple[list, float]:
+    """Body-frame contact points of one collision shape and the radius to subtract along the normal.
+
+    Exact against a plane for spheres, capsules, boxes and meshes / convex hulls (their hull vertices); a cylinder
+    is its two cap rims sampled at CYLINDER_RIM_POINTS points each (exact standing on a cap, and lying on its side
+    when a sample is lowest; otherwise the lowest point is over-estimated by at most 0.076 radius).
+    """
     pos, rot = xform[:3], xform[3:7]
     tf = wp.transform(wp.vec3(*pos), wp.quat(*rot))
 
@@ -127,11 +155,52 @@ def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray) -> 
         hx, hy, hz = (float(s) for s in scale[:3])
         corners = [(sx * hx, sy * hy, sz * hz) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
         return [body_point(c) for c in corners], 0.0
+    if shape_type == int(newton.GeoType.CYLINDER):
+        r, hh, barrel = (float(s) for s in scale[:3])
+        if barrel != 0.0:
+            raise ValueError("SolverMoreauGS: barrel-shaped cylinders (barrel_radius != 0) are not supported")
+        angles = 2.0 * np.pi * np.arange(CYLINDER_RIM_POINTS) / CYLINDER_RIM_POINTS
+        rim = [(r * np.cos(a), r * np.sin(a), z) for z in (-hh, hh) for a in angles]
+        return [body_point(p) for p in rim], 0.0
+    if shape_type in (int(newton.GeoType.MESH), int(newton.GeoType.CONVEX_MESH)):
+        return [body_point(p) for p in _hull_vertices(source, scale)], 0.0
     name = newton.GeoType(shape_type).name
     raise ValueError(
-        f"SolverMoreauGS: collision shape type {name} is not supported (sphere, capsule and box collide "
-        "with ground planes only); clear its COLLIDE_SHAPES flag or replace it"
+        f"SolverMoreauGS: collision shape type {name} is not supported (sphere, capsule, box, cylinder, mesh and "
+        "convex hull collide with ground planes only); clear its COLLIDE_SHAPES flag or replace it"
     )
+
+
+def _check_d6_axes(model: newton.Model) -> None:
+    """D6 joints: at most three linear and three angular axes; two or three angular axes must be orthonormal
+    (the transported-axis composition assumes it, as Newton's forward kinematics does)."""
+    jt = model.joint_type.numpy()
+    d6 = np.nonzero(jt == int(newton.JointType.D6))[0]
+    if d6.size == 0:
+        return
+    dims = model.joint_dof_dim.numpy()
+    qd_start = model.joint_qd_start.numpy()
+    axes = model.joint_axis.numpy()
+    for j in d6:
+        nlin, nang = int(dims[j, 0]), int(dims[j, 1])
+        if nlin > 3 or nang > 3:
+            raise ValueError(f"SolverMoreauGS: D6 joint {j} has {nlin} linear and {nang} angular axes (at most 3 each)")
+        ang = axes[qd_start[j] + nlin : qd_start[j] + nlin + nang]
+        if nang >= 2 and not np.allclose(ang @ ang.T, np.eye(nang), atol=1e-5):
+            raise ValueError(
+                f"SolverMoreauGS: D6 joint {j} has angular axes {ang.tolist()}; two or three angular axes must be "
+                "orthonormal"
+            )
+
+
+def _groups_collide(a: int, b: int) -> bool:
+    """Newton's collision-group rule: 0 never collides, equal positive groups collide, a negative group collides
+    with every group except itself."""
+    if a == 0 or b == 0:
+        return False
+    if a > 0:
+        return a == b or b < 0
+    return a != b
 
 
 def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layout:
@@ -159,6 +228,7 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             )
         if int(jt[j]) == int(newton.JointType.FREE) and jp[j] != -1:
             raise ValueError(f"SolverMoreauGS: FREE joint {j} must connect its body to the world (parent -1)")
+    _check_d6_axes(model)
 
     body_joint = np.full(n_bodies, -1, dtype=np.int32)
     for j in range(n_joints):
@@ -208,20 +278,27 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             colliders.append(s)
 
     body_art = joint_art[body_joint]
+    shape_group = model.shape_collision_group.numpy()
+    shape_margin = model.shape_margin.numpy() if model.shape_margin is not None else np.zeros(model.shape_count)
+    filtered = model.shape_collision_filter_pairs
     per_art_cands: list[list] = [[] for _ in range(n_art)]
     for s in colliders:
         b = int(shape_body[s])
         a = int(body_art[b])
-        pts, radius = _candidate_points(int(shape_type[s]), shape_scale[s], shape_tf[s])
+        pts, radius = _candidate_points(int(shape_type[s]), shape_scale[s], shape_tf[s], model.shape_source[s])
         for p in planes:
+            # surface margins inflate both shapes; Newton sums them
+            r_contact = radius + float(shape_margin[s]) + float(shape_margin[p])
             if shape_world[p] not in (-1, art_world[a]):
+                continue
+            if not _groups_collide(int(shape_group[s]), int(shape_group[p])) or (min(s, p), max(s, p)) in filtered:
                 continue
             ptf = shape_tf[p]
             rot = wp.quat(*ptf[3:7])
             n = np.array(wp.quat_rotate(rot, wp.vec3(0.0, 0.0, 1.0)), dtype=np.float64)
             t1, t2 = _tangents(n)
             for pt in pts:
-                per_art_cands[a].append((b, s, p, pt, radius, n, ptf[:3], t1, t2))
+                per_art_cands[a].append((b, s, p, pt, r_contact, n, ptf[:3], t1, t2))
 
     # offsets
     ndof = np.array([qd_start[art_start[a + 1]] - qd_start[art_start[a]] for a in range(n_art)], dtype=np.int32)
