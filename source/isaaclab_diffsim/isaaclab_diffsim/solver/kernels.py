@@ -17,6 +17,7 @@ from .joints import (
     passive_joint_force,
 )
 from .spatial import force_cross, inertia_mul, motion_cross, point_velocity_column
+from .support import candidate_world_point
 from .topology import Topology
 
 wp.set_module_options({"enable_backward": True})
@@ -445,7 +446,7 @@ def contact_jacobians(
         ci = c0 + i
         b = topo.cand_body[ci]
         nrm = topo.cand_normal[ci]
-        p = wp.transform_point(body_X[b], topo.cand_point[ci])
+        p = candidate_world_point(topo, ci, body_X[b])
         r = topo.cand_radius[ci]
         dist[ci] = wp.dot(nrm, p - topo.cand_origin[ci]) - r
         x = p - r * nrm

@@ -30,7 +30,8 @@ class SolverMoreauGS(SolverBase):
       5. v+ = v + H^-1 (dt h + J^T P);  q+ = q_m + dt/2 v+;  body_q/body_qd by forward kinematics.
 
     Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere
-    (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims) and mesh / convex hull
+    (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims), ellipsoid (its exact
+    lowest point) and mesh / convex hull
     (hull vertices) shapes colliding with infinite ground planes, honouring collision groups, filter pairs and
     surface margins. Body-body contact is not modelled. Unsupported joint or collision-shape types raise.
     Joint drives (``joint_target_ke/kd`` with ``control.joint_target_q/qd``), joint-limit springs and passive

@@ -78,6 +78,9 @@ class Topology:
     cand_shape: wp.array(dtype=int)
     cand_plane: wp.array(dtype=int)
     cand_point: wp.array(dtype=wp.vec3)
+    cand_kind: wp.array(dtype=int)
+    cand_axes: wp.array(dtype=wp.vec3)
+    cand_rot: wp.array(dtype=wp.quat)
     cand_radius: wp.array(dtype=float)
     cand_normal: wp.array(dtype=wp.vec3)
     cand_origin: wp.array(dtype=wp.vec3)
@@ -166,9 +169,21 @@ def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray, sou
         return [body_point(p) for p in _hull_vertices(source, scale)], 0.0
     name = newton.GeoType(shape_type).name
     raise ValueError(
-        f"SolverMoreauGS: collision shape type {name} is not supported (sphere, capsule, box, cylinder, mesh and "
-        "convex hull collide with ground planes only); clear its COLLIDE_SHAPES flag or replace it"
+        f"SolverMoreauGS: collision shape type {name} is not supported (sphere, capsule, box, cylinder, ellipsoid, "
+        "mesh and convex hull collide with ground planes only); clear its COLLIDE_SHAPES flag or replace it"
     )
+
+
+IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
+
+
+def _candidates(shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None) -> tuple[list, float, int, tuple, tuple]:
+    """(points, radius, kind, semi-axes, rotation) of one collision shape: kind 0 are fixed body points
+    (_candidate_points), kind 1 one ellipsoid support candidate (support.py) at the ellipsoid's centre."""
+    if shape_type == int(newton.GeoType.ELLIPSOID):
+        return [np.asarray(xform[:3], dtype=np.float64)], 0.0, 1, tuple(float(v) for v in scale[:3]), tuple(xform[3:7])
+    pts, radius = _candidate_points(shape_type, scale, xform, source)
+    return pts, radius, 0, (0.0, 0.0, 0.0), IDENTITY_QUAT
 
 
 def _check_d6_axes(model: newton.Model) -> None:
@@ -285,7 +300,7 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
     for s in colliders:
         b = int(shape_body[s])
         a = int(body_art[b])
-        pts, radius = _candidate_points(int(shape_type[s]), shape_scale[s], shape_tf[s], model.shape_source[s])
+        pts, radius, kind, axes, srot = _candidates(int(shape_type[s]), shape_scale[s], shape_tf[s], model.shape_source[s])
         for p in planes:
             # surface margins inflate both shapes; Newton sums them
             r_contact = radius + float(shape_margin[s]) + float(shape_margin[p])
@@ -298,7 +313,7 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             n = np.array(wp.quat_rotate(rot, wp.vec3(0.0, 0.0, 1.0)), dtype=np.float64)
             t1, t2 = _tangents(n)
             for pt in pts:
-                per_art_cands[a].append((b, s, p, pt, r_contact, n, ptf[:3], t1, t2))
+                per_art_cands[a].append((b, s, p, pt, r_contact, n, ptf[:3], t1, t2, kind, axes, srot))
 
     # offsets
     ndof = np.array([qd_start[art_start[a + 1]] - qd_start[art_start[a]] for a in range(n_art)], dtype=np.int32)
@@ -338,7 +353,9 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             dof_joint[d] = j
             dof_coord[d] = q_start[j] + i
 
-    flat = [c for cands in per_art_cands for c in cands] or [(0, 0, 0, np.zeros(3), 0.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))]
+    flat = [c for cands in per_art_cands for c in cands] or [
+        (0, 0, 0, np.zeros(3), 0.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), 0, (0.0, 0.0, 0.0), IDENTITY_QUAT)
+    ]
 
     def arr(values, dtype):
         return wp.array(np.asarray(values), dtype=dtype, device=device)
@@ -393,6 +410,9 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
     t.cand_shape = arr(np.array([c[1] for c in flat], dtype=np.int32), int)
     t.cand_plane = arr(np.array([c[2] for c in flat], dtype=np.int32), int)
     t.cand_point = vec3s(3)
+    t.cand_kind = arr(np.array([c[9] for c in flat], dtype=np.int32), int)
+    t.cand_axes = vec3s(10)
+    t.cand_rot = wp.array(np.array([c[11] for c in flat], dtype=np.float32).reshape(-1, 4), dtype=wp.quat, device=device)
     t.cand_radius = arr(np.array([c[4] for c in flat], dtype=np.float32), float)
     t.cand_normal = vec3s(5)
     t.cand_origin = vec3s(6)
