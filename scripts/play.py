@@ -10,38 +10,16 @@ configuration (forward-velocity commands in [-1, 1] m/s, no pushes); overrides a
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import os
 
 import gymnasium as gym
 import torch
 
 from isaaclab_diffsim.rl.evaluation import evaluate
+from isaaclab_diffsim.rl.policy_loading import load_policy
 from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
 
 ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
-
-
-def load_policy(algo, env, agent_cfg, checkpoint, device):
-    if not os.path.isfile(checkpoint):
-        raise SystemExit(f"checkpoint not found: {checkpoint}")
-    if algo == "shac":
-        from isaaclab_diffsim.rl.shac import ShacRunner
-
-        runner = ShacRunner(env, agent_cfg, log_dir=None, device=device)
-        runner.load(checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
-        return runner.get_inference_policy()
-    from isaaclab.utils import to_dict
-    from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
-    from rsl_rl.runners import OnPolicyRunner
-
-    from isaaclab_diffsim.envs import DiffEnvRslRlWrapper
-
-    agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
-    runner = OnPolicyRunner(DiffEnvRslRlWrapper(env), to_dict(agent_cfg), log_dir=None, device=device)
-    runner.load(checkpoint, map_location=device)
-    policy = runner.get_inference_policy(device=device)
-    return lambda obs: policy({"policy": obs})
 
 
 def plot_joints(trace, step_dt, path):
@@ -82,7 +60,10 @@ def main():
     env_cfg.contact_model = args.contact_model
     apply_overrides(args.overrides, env=env_cfg, agent=agent_cfg)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
-    policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
+    try:
+        policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
+    except FileNotFoundError as err:
+        raise SystemExit(str(err)) from err
     result = evaluate(env, policy, args.episodes)
     print(f"[play] {args.algo} {os.path.basename(args.checkpoint)}, {args.contact_model} contact: {result.summary()}")
     if args.plot:

@@ -34,6 +34,7 @@ def parse_args():
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--resume", default=None, help="checkpoint file to resume from")
     parser.add_argument("--log_root", default="logs")
+    parser.add_argument("--log_dir", default=None, help="exact run directory (default: <log_root>/<algo>/<experiment>/<time>)")
     parser.add_argument("--eval_episodes", type=int, default=64)
     parser.add_argument("--torch_threads", type=int, default=1, help="Warp's CPU kernels run on one thread")
     parser.add_argument("overrides", nargs="*", help="env.<field>=value / agent.<field>=value")
@@ -92,7 +93,11 @@ def main():
     env_cfg, agent_cfg = configure(args)
     torch.manual_seed(env_cfg.seed)
     torch.set_num_threads(args.torch_threads)
-    log_dir = new_run_dir(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name))
+    if args.log_dir:
+        log_dir = os.path.abspath(args.log_dir)
+        os.makedirs(log_dir, exist_ok=True)
+    else:
+        log_dir = new_run_dir(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name))
     print(f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs, contact {env_cfg.contact_model}, "
           f"{agent_cfg.max_iterations} iterations, logs in {log_dir}", flush=True)
     env = gym.make(args.task, cfg=env_cfg).unwrapped

@@ -303,3 +303,22 @@ def test_push_keeps_the_gradient_and_the_observation_is_current():
     grad = torch.autograd.grad(env.qd[:, :2].sum(), a1)[0]
     assert torch.count_nonzero(grad) > 0
     assert torch.allclose(obs, env._observations(env.q, env.qd, env.last_actions))
+
+
+def test_soft_contact_stands_like_hard():
+    """The differentiable task in soft contact with its ANYdrive gains, 60 zero-action steps (1.2 s, before any push): the feet's normal impulses carry the weight within 10% and the base height is within 5 cm of
+    hard contact's."""
+    height = {}
+    for contact_model in ("hard", "soft"):
+        env = make_env(contact_model=contact_model)
+        env.reset()
+        with torch.no_grad():
+            for _ in range(60):
+                env.step(torch.zeros(4, 12))
+        height[contact_model] = env.q[:, 2].clone()
+        if contact_model == "soft":
+            solver = env.sim.solver
+            normal = solver.last_contact_impulses().numpy().reshape(4, -1, 3)[..., 0].sum(1) / env.cfg.sim_dt
+            weight = env.model.body_mass.numpy().reshape(4, -1).sum(1) * 9.81
+            np.testing.assert_allclose(normal / weight, 1.0, atol=0.1)
+    torch.testing.assert_close(height["soft"], height["hard"], atol=0.05, rtol=0.0)

@@ -168,6 +168,23 @@ def test_standing_feet_carry_the_weight_and_mass_event_reaches_solver(physics):
         heavy.close()
 
 
+def test_soft_preset_stands_like_hard():
+    """``physics=diffsim_soft`` with Isaac Lab's ANYdrive gains (kp 40, kd 5), 60 zero-action steps: the feet carry
+    the weight within 10% and the base height is within 5 cm of hard contact's."""
+    height, load = {}, {}
+    for physics in ("diffsim_hard", "diffsim_soft"):
+        env = _make_env(physics)
+        try:
+            _rollout(env, 60)
+            fz, weight = _feet_normal_force_and_weight(env)
+            load[physics] = (fz / weight).cpu().numpy()
+            height[physics] = env.scene["robot"].data.root_pos_w.torch[:, 2].cpu().numpy()
+        finally:
+            env.close()
+    np.testing.assert_allclose(load["diffsim_soft"], 1.0, atol=0.1)
+    np.testing.assert_allclose(height["diffsim_soft"], height["diffsim_hard"], atol=0.05)
+
+
 def test_friction_event_changes_sliding():
     """Reset at 1.5 m/s forward with zero actions: with low foot friction (Isaac Lab's material event writes it into
     the model's shape friction, which the solver averages with the ground's 1.0) the feet brake less, so after

@@ -67,7 +67,7 @@ def test_manager_steps_reports_contacts_and_applies_mass_changes(device, contact
         weight = model.body_mass.numpy().sum() / worlds * 9.81
         fz = feet_fz()
         assert np.all(np.isfinite(fz))
-        tol = 0.01 if contact_model != "soft" else 0.1  # soft (explicit penalty) has not settled at dt 5 ms
+        tol = 0.01 if contact_model != "soft" else 0.02  # soft: the damped spring still oscillates slightly
         np.testing.assert_allclose(fz, weight, rtol=tol)
 
         # What Isaac Lab's mass events do: write the model array in place, then flag the change.

@@ -116,6 +116,23 @@ def test_smoothed_contact_gradients(device):
     assert abs(g_kappa) > 1e-7, "kappa gradient should be informative here"
 
 
+@pytest.mark.parametrize("adjoint", ["implicit", "unrolled"])
+def test_soft_contact_gradients(device, adjoint):
+    """Sphere pressed into soft (penalty) contact, bouncing on the spring and sliding to a stop: gradients w.r.t.
+    the initial state through the compliant Gauss-Seidel solve, with either adjoint. The contact stays active
+    (a touchdown switches the damping force on discontinuously, which a finite difference across it would see)."""
+    model = scenes.sphere_model(height=0.098, device=device, requires_grad=True)
+    solver = SolverMoreauGS(model, contact_model="soft", adjoint=adjoint)
+    q0 = model.joint_q.numpy()
+    qd0 = np.array([1.0, 0.0, -0.05, 0.0, 0.0, 0.0])
+    r = Rollout(model, solver, 30, 0.005, [1, 0, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 0])
+    states, tape = r.gradients(q0, qd0)
+    gq, gqd = states[0].joint_q.grad.numpy(), states[0].joint_qd.grad.numpy()
+    assert_close(gq[2], central_difference(lambda x: r.loss(x, qd0), q0, 2, 1e-3), 0.02, 1e-3)
+    assert_close(gqd[2], central_difference(lambda x: r.loss(q0, x), qd0, 2, 1e-2), 0.02, 1e-3)
+    assert_close(gqd[0], central_difference(lambda x: r.loss(q0, x), qd0, 0, 1e-2), 0.02, 1e-3)
+
+
 def test_control_gradients(device):
     """Gradients w.r.t. control.joint_f and the joint position target of a driven pendulum."""
     builder = newton.ModelBuilder()

@@ -76,7 +76,16 @@ def test_sphere_rests_smoothed_log_law(device):
     np.testing.assert_allclose(heights - 0.1, law, atol=5e-4)
 
 
-@pytest.mark.parametrize("contact_model", ["hard", "smoothed"])
+def test_soft_sphere_rests_at_static_penetration(device):
+    """Soft contact at rest: the spring carries the weight, so the penetration is m g / ke and the contact
+    force equals the weight (damping and friction vanish at rest)."""
+    from isaaclab_diffsim.solver import SOFT_CONTACT_KE
+
+    heights = _rest("soft", device)
+    np.testing.assert_allclose(heights[-3:] - 0.1, -2.0 * G / SOFT_CONTACT_KE, rtol=0.02)
+
+
+@pytest.mark.parametrize("contact_model", ["hard", "smoothed", "soft"])
 def test_sliding_box_decelerates_at_mu_g(device, contact_model):
     mu, v0, t = 0.5, 2.0, 0.2
     model = scenes.box_on_incline_model(angle=0.0, mu=mu, device=device)
@@ -84,6 +93,26 @@ def test_sliding_box_decelerates_at_mu_g(device, contact_model):
     state, _ = simulate(model, solver, t, 0.005, qd0=[v0, 0, 0, 0, 0, 0])
     vx = state.joint_qd.numpy()[0]
     assert vx == pytest.approx(v0 - mu * G * t, rel=0.02)
+
+
+def test_soft_box_on_incline_creeps_at_the_regularised_rate(device):
+    """Soft contact, 20 degree incline, mu 0.8 (static for Coulomb): the regularised friction lets the box creep
+    at the speed where the four corners' viscous friction balances gravity, m g sin(angle) = 4 kf v (28 um/s).
+    The converged solve (1500 sweeps) gives that rate; the default 20 sweeps leave a residual spin of the box
+    (four strongly coupled corners) but the creep stays far below 1 cm/s."""
+    from isaaclab_diffsim.solver import SOFT_CONTACT_KF
+
+    angle, mass = math.radians(20.0), 1.0
+    creep = mass * G * math.sin(angle) / (4.0 * SOFT_CONTACT_KF)
+    for iterations, rel in ((1500, 0.05), (20, None)):
+        model = scenes.box_on_incline_model(angle=angle, mu=0.8, mass=mass, device=device)
+        solver = SolverMoreauGS(model, contact_model="soft", iterations=iterations)
+        state, _ = simulate(model, solver, 0.75, 0.005)
+        v = np.linalg.norm(state.joint_qd.numpy()[:3])
+        if rel is not None:
+            assert v == pytest.approx(creep, rel=rel)
+        else:
+            assert v < 1e-3, f"creep {v:.2e} m/s with {iterations} sweeps"
 
 
 @pytest.mark.parametrize("angle", [0.3, 0.6])

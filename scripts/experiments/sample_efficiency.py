@@ -3,7 +3,8 @@
     .venv/bin/python scripts/experiments/sample_efficiency.py --shac logs/shac/<exp>/<run> --ppo logs/ppo/<exp>/<run>
 
 Prints the mean episode return each run had reached at common sample counts and, for a few return levels,
-the samples each needed first to reach it and their ratio (PPO / SHAC): the paper's claim 3.
+the samples each needed first to reach it and their ratio (PPO / SHAC): the paper's claim 3. For the runs of
+Table 1 over its seeds, use ``scripts/experiments/run.py experiment=sample_efficiency``.
 """
 
 from __future__ import annotations
@@ -11,25 +12,8 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-
-def load_curve(log_dir: str, tag: str, samples_per_step: float | None) -> tuple[np.ndarray, np.ndarray]:
-    acc = EventAccumulator(log_dir, size_guidance={"scalars": 0})
-    acc.Reload()
-    if tag not in acc.Tags()["scalars"]:
-        raise SystemExit(f"{log_dir}: no scalar {tag!r} (have {sorted(acc.Tags()['scalars'])[:12]} ...)")
-    events = acc.Scalars(tag)
-    x = np.array([e.step for e in events], dtype=float)
-    y = np.array([e.value for e in events], dtype=float)
-    if samples_per_step is not None:
-        x = (x + 1) * samples_per_step
-    return x, y
-
-
-def first_reaching(x, y, level):
-    idx = np.nonzero(y >= level)[0]
-    return x[idx[0]] if len(idx) else np.nan
+from isaaclab_diffsim.experiments.sample_efficiency import first_reaching, load_curve
 
 
 def main():

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from isaaclab.utils import configclass
 from isaaclab_newton.physics.newton_manager_cfg import NewtonSolverCfg
 
-from ..solver import ADJOINTS, DEFAULT_ADJOINT
+from ..solver import ADJOINTS, DEFAULT_ADJOINT, SOFT_CONTACT_KD, SOFT_CONTACT_KE, SOFT_CONTACT_KF
 
 if TYPE_CHECKING:
     from isaaclab_newton.physics import NewtonManager
@@ -47,14 +47,14 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     stabilization: float = 0.0
     """Baumgarte factor in [0, 1] pushing penetration out (0: plain velocity-level model)."""
 
-    ke: float = 2.0e4
+    ke: float = SOFT_CONTACT_KE
     """Soft model: penalty stiffness [N/m]."""
 
-    kd: float = 2.0e2
-    """Soft model: penalty damping [N s/m]."""
+    kd: float = SOFT_CONTACT_KD
+    """Soft model: penalty damping [N s/m] (> 0)."""
 
-    kf: float = 1.0e6
-    """Soft model: friction viscosity [N s/m] (capped by Coulomb)."""
+    kf: float = SOFT_CONTACT_KF
+    """Soft model: friction viscosity [N s/m] (> 0; regularised Coulomb, capped by mu f_n)."""
 
     actuator_saturation: float = 0.0
     """DC-motor peak torque [N m] at zero speed (torque-speed envelope with the joints' velocity limits);
@@ -86,8 +86,8 @@ class DiffSimSolverCfg(NewtonSolverCfg):
             "adjoint": self.adjoint in ADJOINTS,
             "stabilization": finite(self.stabilization) and 0.0 <= self.stabilization <= 1.0,
             "ke": finite(self.ke) and self.ke >= 0.0,
-            "kd": finite(self.kd) and self.kd >= 0.0,
-            "kf": finite(self.kf) and self.kf >= 0.0,
+            "kd": finite(self.kd) and self.kd > 0.0,
+            "kf": finite(self.kf) and self.kf > 0.0,
             "actuator_saturation": finite(self.actuator_saturation) and self.actuator_saturation >= 0.0,
             "collider_shapes_expr": self.collider_shapes_expr is None or isinstance(self.collider_shapes_expr, str),
         }

@@ -8,7 +8,8 @@ Baumgarte bias on the normal row), one of:
   sticking (|p_t| < mu p_n):                  r_i = 0                                     (3 rows)
   sliding (|p_t| = mu p_n):                   r_n = 0,  n.p_t + mu p_n = 0,  p_t = -mu p_n r_t / |r_t|
 
-with n = r_t / |r_t| the slip direction. Linearised with the active set and the slip direction frozen at
+with n = r_t / |r_t| the slip direction. The soft model adds its compliance C_i p_i to r_i and its spring bias
+(ke / kd) min(d_i, 0) to b_i (kernels.soft_contact_terms); both enter the rows below unchanged. Linearised with the active set and the slip direction frozen at
 the solution, the sliding rows read (e = n rotated by 90 degrees in the tangent plane, alpha = |r_t| / (mu p_n))
 
   dr_n = 0,   n.dp_t + mu dp_n = 0,   alpha e.dp_t + e.dr_t = 0,
@@ -24,7 +25,7 @@ This module only holds backward kernels; they are never differentiated themselve
 
 import warp as wp
 
-from .kernels import CHOL_EPS, MODEL_SMOOTHED, SIGMOID_EXP_CLAMP, contact_mu
+from .kernels import CHOL_EPS, MODEL_SMOOTHED, MODEL_SOFT, SIGMOID_EXP_CLAMP, contact_mu, soft_contact_terms
 from .topology import Topology
 
 wp.set_module_options({"enable_backward": False})
@@ -88,6 +89,8 @@ def solve_adjoint_system(
     c0: int,
     goff: int,
     regularization: float,
+    dist: wp.array(dtype=float),
+    soft: wp.vec3,
 ):
     """Build A^T (rows of the linearised fixed-point conditions, see the module docstring) into M and solve
     A^T y = g in place; returns the gain max|y| max(G_rr) / max|g| (1 to ~100 when A is well conditioned)."""
@@ -102,6 +105,7 @@ def solve_adjoint_system(
         n2 = slip[ci][1]
         e1 = -n2
         e2 = n1
+        cc = soft_contact_terms(contact_model, soft, dist[ci])
         for j in range(nc):
             w = coupling_weight(contact_model, weight, c0 + j, i, j)
             for l in range(3):
@@ -109,6 +113,10 @@ def solve_adjoint_system(
                 g0 = w * G[goff + row * m + col]
                 g1 = w * G[goff + (row + 1) * m + col]
                 g2 = w * G[goff + (row + 2) * m + col]
+                if j == i:
+                    g0 += wp.where(l == 0, cc[0], 0.0)
+                    g1 += wp.where(l == 1, cc[1], 0.0)
+                    g2 += wp.where(l == 2, cc[2], 0.0)
                 a0 = float(0.0)
                 a1 = float(0.0)
                 a2 = float(0.0)
@@ -203,6 +211,7 @@ def contact_adjoint(
     contact_model: int,
     kappa: wp.array(dtype=float),
     stabilization: float,
+    soft: wp.vec3,
     dt: float,
     dist: wp.array(dtype=float),
     G: wp.array(dtype=float),
@@ -251,17 +260,33 @@ def contact_adjoint(
                     rv += coupling_weight(contact_model, weight, c0 + j, i, j) * g_block_row(
                         G, goff, m, 3 * i, 3 * j, load_p(p_final, c0 + j)
                     )
+                cc = soft_contact_terms(contact_model, soft, dist[ci])
+                rv += wp.cw_mul(wp.vec3(cc[0], cc[1], cc[2]), p)
                 sl = wp.vec3(n1, n2, wp.max(rv[1] * n1 + rv[2] * n2, 0.0) / lim)
         kind[ci] = k
         slip[ci] = sl
 
     # y = A^-T g; retried with a stronger Tikhonov term when A is nearly singular
     gain = solve_adjoint_system(
-        topo, contact_model, G, weight, adj_impulse, M, y, kind, slip, nc, c0, goff, REGULARIZATION
+        topo, contact_model, G, weight, adj_impulse, M, y, kind, slip, nc, c0, goff, REGULARIZATION, dist, soft
     )
     if not (gain <= MAX_GAIN):
         solve_adjoint_system(
-            topo, contact_model, G, weight, adj_impulse, M, y, kind, slip, nc, c0, goff, FALLBACK_REGULARIZATION
+            topo,
+            contact_model,
+            G,
+            weight,
+            adj_impulse,
+            M,
+            y,
+            kind,
+            slip,
+            nc,
+            c0,
+            goff,
+            FALLBACK_REGULARIZATION,
+            dist,
+            soft,
         )
     y0 = 3 * c0
 
@@ -299,6 +324,8 @@ def contact_adjoint(
             adj_c_free[3 * ci + r] += lam[r]
         if stabilization > 0.0 and dist[ci] < 0.0:
             adj_dist[ci] += lam[0] * stabilization / dt
+        if contact_model == MODEL_SOFT and dist[ci] < 0.0:
+            adj_dist[ci] += lam[0] * soft[2]
         if kind[ci] != KIND_SEPARATED:
             for j in range(nc):
                 w = coupling_weight(contact_model, weight, c0 + j, i, j)

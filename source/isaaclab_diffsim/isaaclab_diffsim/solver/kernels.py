@@ -502,9 +502,16 @@ def project_soc(z: wp.vec3, mu: float):
 
 @wp.func
 def local_contact_solve(
-    G: wp.array(dtype=float), goff: int, m: int, row: int, b: wp.vec3, mu: float, p_prev: wp.vec3
+    G: wp.array(dtype=float),
+    goff: int,
+    m: int,
+    row: int,
+    b: wp.vec3,
+    mu: float,
+    p_prev: wp.vec3,
+    compliance: wp.vec3,
 ):
-    """Coulomb solve of one contact block with the others frozen: p in the cone with r = G_ii p + b such that
+    """Coulomb solve of one contact block with the others frozen: p in the cone with r = (G_ii + C) p + b such that
     p = 0 (separating: b_n >= 0), r = 0 (sticking: the 3x3 solve lands in the cone), or else sliding.
 
     Sliding is solved by SLIDE_ITERATIONS projected steps on De Saxce's modified velocity,
@@ -513,6 +520,8 @@ def local_contact_solve(
     A split normal-then-tangential step instead oscillates on articulated feet, whose normal-tangential
     coupling |G_nt| can exceed G_nn (a period-2 cycle for a single sliding contact), and the closed-form
     sliding solve p_n = -b_n / (G_nn - mu G_nt.t) breaks down there (Painleve's paradox).
+    C = diag(compliance) is zero for hard and smoothed contact and the soft model's compliance otherwise
+    (soft_contact_terms).
     """
     out = wp.vec3(0.0)
     if b[0] < 0.0:
@@ -520,7 +529,7 @@ def local_contact_solve(
             G[goff + row * m + row], G[goff + row * m + row + 1], G[goff + row * m + row + 2],
             G[goff + (row + 1) * m + row], G[goff + (row + 1) * m + row + 1], G[goff + (row + 1) * m + row + 2],
             G[goff + (row + 2) * m + row], G[goff + (row + 2) * m + row + 1], G[goff + (row + 2) * m + row + 2],
-        )  # fmt: skip
+        ) + wp.diag(compliance)  # fmt: skip
         reg = CHOL_EPS * wp.max(A[0, 0], 1.0)
         stick = -(wp.inverse(A + wp.mat33(reg, 0.0, 0.0, 0.0, reg, 0.0, 0.0, 0.0, reg)) * b)
         tn = tangential_norm(stick[1], stick[2])
@@ -547,18 +556,21 @@ def local_contact_solve(
 
 
 @wp.func
-def project_cone(pn: float, pt1: float, pt2: float, mu: float):
-    """Coulomb cone: a non-positive normal part gives zero; a tangential part longer than mu pn is scaled onto the cone."""
-    out = wp.vec3(0.0)
-    if pn > 0.0:
-        tsq = pt1 * pt1 + pt2 * pt2
-        lim = mu * pn
-        if tsq > lim * lim:
-            sc = lim / wp.sqrt(tsq)
-            out = wp.vec3(pn, pt1 * sc, pt2 * sc)
-        else:
-            out = wp.vec3(pn, pt1, pt2)
-    return out
+def soft_contact_terms(contact_model: int, soft: wp.vec3, d: float):
+    """Compliance C and normal bias of the soft (penalty) model, as a regularised Coulomb problem.
+
+    The penalty law P_n = dt (ke max(-d, 0) - kd v_n+), P_t = -dt kf v_t+ (capped by the cone), with v+ the
+    contact's end-of-step velocity, is the hard problem (G + C) p + c + b in the cone with
+    C = diag(1 / (kd dt), 1 / (kf dt), 1 / (kf dt)) and b_n = (ke / kd) min(d, 0): the damping and friction
+    are implicit in all contacts' velocities, the spring explicit. ``soft`` = (1 / (kd dt), 1 / (kf dt), ke / kd);
+    other models get C = 0 and b = 0.
+    """
+    c = wp.vec3(0.0)
+    bn = float(0.0)
+    if contact_model == MODEL_SOFT:
+        c = wp.vec3(soft[0], soft[1], soft[1])
+        bn = soft[2] * wp.min(d, 0.0)
+    return wp.vec4(c[0], c[1], c[2], bn)
 
 
 @wp.kernel
@@ -568,6 +580,7 @@ def gauss_seidel_impulses(
     kappa: wp.array(dtype=float),
     margin: float,
     stabilization: float,
+    soft: wp.vec3,
     iterations: int,
     keep_sweeps: int,
     dt: float,
@@ -585,7 +598,8 @@ def gauss_seidel_impulses(
 
     Each contact block is solved exactly with the others frozen (local_contact_solve). Smoothed model:
     couplings G_ij p_j (j != i) are weighted by s(d_j) and the final impulse is P_i = s(d_i) p_i. Hard
-    model: s = 1 on active contacts (d <= margin), 0 otherwise.
+    model: s = 1 on active contacts (d <= margin), 0 otherwise. Soft model: s = 1 in penetration (d < 0), with
+    the compliance and bias of soft_contact_terms.
     Penetration stabilisation (Baumgarte): the normal target velocity is -stabilization * min(d, 0) / dt.
 
     keep_sweeps != 0 stores every sweep in p_hist / res (what Warp's reverse mode replays, the unrolled
@@ -616,15 +630,25 @@ def gauss_seidel_impulses(
             s = 1.0
             if contact_model == MODEL_SMOOTHED:
                 s = contact_weight(d, k)
+        if contact_model == MODEL_SOFT and d >= 0.0:
+            s = 0.0
         weight[ci] = s
     # warm start: the local solve of contact i alone (p_i = -G_ii^-1 c_i, normal first), projected
     for i in range(nc):
         ci = c0 + i
         row = 3 * i
-        bias = stabilization * wp.min(dist[ci], 0.0) / dt
+        st = soft_contact_terms(contact_model, soft, dist[ci])
+        bias = stabilization * wp.min(dist[ci], 0.0) / dt + st[3]
         mu = contact_mu(topo, ci)
         pc = local_contact_solve(
-            G, goff, m, row, wp.vec3(c_free[3 * ci] + bias, c_free[3 * ci + 1], c_free[3 * ci + 2]), mu, wp.vec3(0.0)
+            G,
+            goff,
+            m,
+            row,
+            wp.vec3(c_free[3 * ci] + bias, c_free[3 * ci + 1], c_free[3 * ci + 2]),
+            mu,
+            wp.vec3(0.0),
+            wp.vec3(st[0], st[1], st[2]),
         )
         act = float(0.0)
         if weight[ci] > 0.0:
@@ -665,14 +689,15 @@ def gauss_seidel_impulses(
             res[racc + row] = coupling[0]
             res[racc + row + 1] = coupling[1]
             res[racc + row + 2] = coupling[2]
-            bias = stabilization * wp.min(dist[ci], 0.0) / dt
+            st = soft_contact_terms(contact_model, soft, dist[ci])
+            bias = stabilization * wp.min(dist[ci], 0.0) / dt + st[3]
             r = wp.vec3(
                 res[racc + row] + c_free[3 * ci] + bias,
                 res[racc + row + 1] + c_free[3 * ci + 1],
                 res[racc + row + 2] + c_free[3 * ci + 2],
             )
             p_prev = wp.vec3(p_hist[prev + row], p_hist[prev + row + 1], p_hist[prev + row + 2])
-            pc = local_contact_solve(G, goff, m, row, r, contact_mu(topo, ci), p_prev)
+            pc = local_contact_solve(G, goff, m, row, r, contact_mu(topo, ci), p_prev, wp.vec3(st[0], st[1], st[2]))
             act = float(0.0)
             if weight[ci] > 0.0:
                 act = 1.0
@@ -690,60 +715,6 @@ def gauss_seidel_impulses(
             impulse[3 * ci + rr] = weight[ci] * pv
             delta = wp.max(delta, wp.abs(pv - p_hist[before + 3 * i + rr]))
     solve_residual[a] = delta
-
-
-@wp.kernel
-def penalty_impulses(
-    topo: Topology,
-    ke: float,
-    kd: float,
-    kf: float,
-    dt: float,
-    dist: wp.array(dtype=float),
-    G: wp.array(dtype=float),
-    c_free: wp.array(dtype=float),
-    impulse: wp.array(dtype=float),
-):
-    """Soft contact: f_n = ke max(-d, 0) - kd min(v_n, 0), |f_t| = min(kf |v_t|, mu f_n) against sliding.
-
-    The damping and friction terms are linearly implicit in the contact's own end-of-step velocity: with
-    c the free contact velocity J (v + dt H^-1 h) and g = G_rr (diagonal Delassus entry), the viscous impulse
-    -k dt v+ with v+ = c + g P gives P = -k dt c / (1 + k dt g), so large kd and kf stay stable at dt = 5 ms
-    (the spring ke is explicit).
-    """
-    a = wp.tid()
-    nc = topo.art_ncand[a]
-    c0 = topo.art_cand_start[a]
-    goff = topo.art_g_off[a]
-    m = 3 * nc
-    for i in range(nc):
-        ci = c0 + i
-        row = 3 * i
-        d = dist[ci]
-        pn = float(0.0)
-        pt1 = float(0.0)
-        pt2 = float(0.0)
-        if d < 0.0:
-            vn = c_free[3 * ci]
-            gn = G[goff + row * m + row]
-            pn = dt * ke * (-d)
-            if vn < 0.0:
-                pn = pn - kd * dt * vn / (1.0 + kd * dt * gn)
-            pn = wp.max(pn, 0.0)
-            vt1 = c_free[3 * ci + 1]
-            vt2 = c_free[3 * ci + 2]
-            g1 = G[goff + (row + 1) * m + row + 1]
-            g2 = G[goff + (row + 2) * m + row + 2]
-            pt1 = -kf * dt * vt1 / (1.0 + kf * dt * g1)
-            pt2 = -kf * dt * vt2 / (1.0 + kf * dt * g2)
-            mu = contact_mu(topo, ci)
-            pc = project_cone(pn, pt1, pt2, mu)
-            pn = pc[0]
-            pt1 = pc[1]
-            pt2 = pc[2]
-        impulse[3 * ci] = pn
-        impulse[3 * ci + 1] = pt1
-        impulse[3 * ci + 2] = pt2
 
 
 @wp.kernel

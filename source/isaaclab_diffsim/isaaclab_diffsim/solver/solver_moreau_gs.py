@@ -19,6 +19,12 @@ from .topology import build_layout
 CONTACT_MODELS = {"hard": 0, "smoothed": 1, "soft": 2}
 ADJOINTS = ("implicit", "unrolled")
 DEFAULT_ADJOINT = "implicit"
+# Soft (penalty) contact for a 52 kg quadruped (ANYmal C), docs/contact_solver.md "Soft contact":
+# ke: half the weight on one foot (trot) sinks it 1 cm; kd: critical damping of a quarter of the mass on ke;
+# kf: creep below 2 mm/s under the 55 N tangential load of a standing foot.
+SOFT_CONTACT_KE = 2.5e4
+SOFT_CONTACT_KD = 1.1e3
+SOFT_CONTACT_KF = 3.0e4
 
 
 class SolverMoreauGS(SolverBase):
@@ -66,8 +72,11 @@ class SolverMoreauGS(SolverBase):
             Default 0 (the plain velocity-level model of the paper: a landing's penetration is kept, not
             pushed out; a positive value removes it but, in smoothed mode, trades sinking for tangential creep
             since the scaled impulse then sits at s(d) < 1).
-        ke, kd, kf: penalty stiffness [N/m], damping [N s/m] and friction viscosity [N s/m] of the
-            soft model. Defaults 2e4, 2e2, 1e6. kd and kf act linearly implicitly (see kernels.penalty_impulses).
+        ke, kd, kf: penalty stiffness [N/m], damping [N s/m] and friction viscosity [N s/m] of the soft model:
+            f_n = ke max(-d, 0) - kd v_n (never pulling), |f_t| = min(kf |v_t|, mu f_n) against sliding (regularised
+            Coulomb). Damping and friction are implicit in all contacts' end-of-step velocities (solved by the same
+            Gauss-Seidel sweeps as a compliant Coulomb problem, kernels.soft_contact_terms); the spring is explicit.
+            Defaults SOFT_CONTACT_KE/KD/KF, derived for ANYmal C in docs/contact_solver.md; kd and kf must be > 0.
         actuator_saturation: DC-motor peak torque [N m] at zero speed; drive torques are bounded by
             saturation * (+-1 - v / joint_velocity_limit) and always by the model's joint_effort_limit.
             0 (default) disables the torque-speed envelope (ANYdrive: 120 with velocity limit 7.5 rad/s).
@@ -85,9 +94,9 @@ class SolverMoreauGS(SolverBase):
         iterations: int = 20,
         adjoint: str = DEFAULT_ADJOINT,
         stabilization: float = 0.0,
-        ke: float = 2.0e4,
-        kd: float = 2.0e2,
-        kf: float = 1.0e6,
+        ke: float = SOFT_CONTACT_KE,
+        kd: float = SOFT_CONTACT_KD,
+        kf: float = SOFT_CONTACT_KF,
         actuator_saturation: float = 0.0,
         friction_velocity: float = 1.0e-3,
     ):
@@ -103,8 +112,8 @@ class SolverMoreauGS(SolverBase):
             "iterations": (iterations, int(iterations) == iterations and iterations >= 1),
             "stabilization": (stabilization, 0.0 <= stabilization <= 1.0),
             "ke": (ke, ke >= 0.0),
-            "kd": (kd, kd >= 0.0),
-            "kf": (kf, kf >= 0.0),
+            "kd": (kd, kd > 0.0),
+            "kf": (kf, kf > 0.0),
             "actuator_saturation": (actuator_saturation, actuator_saturation >= 0.0),
             "friction_velocity": (friction_velocity, friction_velocity > 0.0),
         }
@@ -129,6 +138,10 @@ class SolverMoreauGS(SolverBase):
         self._default_control = None
         self._zero_dofs = wp.zeros(max(model.joint_dof_count, 1), dtype=float, device=model.device)
         self._adjoint_scratch = None
+
+    def _soft_terms(self, dt: float) -> wp.vec3:
+        """(1 / (kd dt), 1 / (kf dt), ke / kd): the soft model's compliance and spring bias (kernels.soft_contact_terms)."""
+        return wp.vec3(1.0 / (self.kd * dt), 1.0 / (self.kf * dt), self.ke / self.kd)
 
     @property
     def kappa(self) -> float:
@@ -235,40 +248,32 @@ class SolverMoreauGS(SolverBase):
                 outputs=[sc.dist, sc.cpoint, sc.J, sc.Z, sc.Z_acc, sc.G, sc.c_free],
                 device=device,
             )
-            if self.contact_model == "soft":
-                wp.launch(
-                    kernels.penalty_impulses,
-                    dim=n_art,
-                    inputs=[topo, self.ke, self.kd, self.kf, dt, sc.dist, sc.G, sc.c_free],
-                    outputs=[sc.impulse],
-                    device=device,
-                )
-            else:
-                implicit = self.adjoint == "implicit"
-                unrolled_tape = requires_grad and not implicit
-                wp.launch(
-                    kernels.gauss_seidel_impulses,
-                    dim=n_art,
-                    inputs=[
-                        topo,
-                        CONTACT_MODELS[self.contact_model],
-                        self.kappa_array,
-                        self.margin,
-                        self.stabilization,
-                        self.iterations,
-                        int(unrolled_tape),
-                        dt,
-                        sc.dist,
-                        sc.G,
-                        sc.c_free,
-                    ],
-                    outputs=[sc.weight, sc.p_hist, sc.res, sc.impulse, sc.p_final, sc.solve_residual],
-                    device=device,
-                    record_tape=not implicit,
-                )
-                tape = _warp_context.runtime.tape
-                if implicit and requires_grad and tape is not None:
-                    self._record_contact_adjoint(tape, sc, dt)
+            implicit = self.adjoint == "implicit"
+            unrolled_tape = requires_grad and not implicit
+            wp.launch(
+                kernels.gauss_seidel_impulses,
+                dim=n_art,
+                inputs=[
+                    topo,
+                    CONTACT_MODELS[self.contact_model],
+                    self.kappa_array,
+                    self.margin,
+                    self.stabilization,
+                    self._soft_terms(dt),
+                    self.iterations,
+                    int(unrolled_tape),
+                    dt,
+                    sc.dist,
+                    sc.G,
+                    sc.c_free,
+                ],
+                outputs=[sc.weight, sc.p_hist, sc.res, sc.impulse, sc.p_final, sc.solve_residual],
+                device=device,
+                record_tape=not implicit,
+            )
+            tape = _warp_context.runtime.tape
+            if implicit and requires_grad and tape is not None:
+                self._record_contact_adjoint(tape, sc, dt)
         wp.launch(
             kernels.update_velocities,
             dim=n_art,
@@ -315,6 +320,7 @@ class SolverMoreauGS(SolverBase):
                     model_id,
                     kappa,
                     stabilization,
+                    self._soft_terms(dt),
                     dt,
                     sc.dist,
                     sc.G,

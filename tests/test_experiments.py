@@ -1,0 +1,132 @@
+"""The experiment runner's pieces: config composition (hydra), subprocess jobs (reuse, failure, interruption),
+Table 1's aggregation and the generated results page."""
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
+
+from isaaclab_diffsim.experiments import table1
+from isaaclab_diffsim.experiments.jobs import Job, run_jobs
+from isaaclab_diffsim.experiments.results_page import write_result, write_results_page
+from isaaclab_diffsim.experiments.training import latest_checkpoint
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = os.path.join(REPO, "configs")
+EXPERIMENTS = sorted(f[:-5] for f in os.listdir(os.path.join(CONFIGS, "experiment")) if f.endswith(".yaml"))
+
+
+def composed(*overrides):
+    with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
+        return compose(config_name="run", overrides=list(overrides))
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+@pytest.mark.parametrize("size", ["cpu", "gpu"])
+def test_every_experiment_composes_with_every_size(name, size):
+    cfg = composed(f"experiment={name}", f"size={size}")
+    exp = OmegaConf.to_container(cfg.experiment, resolve=True)
+    assert exp["name"] == name and exp["description"]
+    assert cfg.size.name == size and cfg.size.parallel_jobs >= 1
+
+
+def test_bad_key_and_bad_group_are_refused():
+    with pytest.raises(ConfigCompositionException):
+        composed("experiment=table1", "size.no_such_key=3")
+    with pytest.raises(ConfigCompositionException):
+        composed("experiment=no_such_experiment")
+
+
+def test_experiment_scripts_exist():
+    for name in EXPERIMENTS:
+        cfg = composed(f"experiment={name}")
+        if cfg.experiment.kind == "script":
+            assert os.path.isfile(os.path.join(REPO, cfg.experiment.script))
+
+
+def _job(tmp_path, name, code):
+    return Job(name, str(tmp_path / name), [sys.executable, "-c", code])
+
+
+def test_jobs_run_once_and_are_reused(tmp_path):
+    marker = tmp_path / "count"
+    code = f"open({str(marker)!r}, 'a').write('x'); print('hello')"
+    jobs = [_job(tmp_path, "a", code), _job(tmp_path, "b", code)]
+    run_jobs(jobs, parallel=2)
+    assert marker.read_text() == "xx"
+    assert all(j.is_done() for j in jobs) and "hello" in open(jobs[0].log_path).read()
+    run_jobs(jobs, parallel=2)
+    assert marker.read_text() == "xx"  # complete jobs are not run again
+
+
+def test_completed_job_with_another_command_is_refused(tmp_path):
+    run_jobs([_job(tmp_path, "a", "print(1)")], parallel=1)
+    with pytest.raises(RuntimeError, match="different command"):
+        run_jobs([_job(tmp_path, "a", "print(2)")], parallel=1)
+
+
+def test_failed_job_is_reported_and_not_marked_done(tmp_path):
+    ok, bad = _job(tmp_path, "ok", "print(1)"), _job(tmp_path, "bad", "raise SystemExit('boom')")
+    with pytest.raises(RuntimeError, match="bad .*exit 1.*boom"):
+        run_jobs([bad, ok], parallel=1)
+    assert ok.is_done() and not bad.is_done()
+
+
+def test_latest_checkpoint(tmp_path):
+    assert latest_checkpoint(str(tmp_path)) is None
+    for it in (50, 100, 1000, 150):
+        (tmp_path / f"model_{it}.pt").write_bytes(b"")
+    (tmp_path / "model_final.pt").write_bytes(b"")
+    assert latest_checkpoint(str(tmp_path)) == str(tmp_path / "model_1000.pt")
+
+
+def test_table1_summary_is_mean_and_std_over_seeds():
+    exp = {"seeds": [1, 2], "runs": {"shac_soft": {"algo": "shac", "contact_model": "soft"}},
+           "eval_contact_models": ["hard"]}  # fmt: skip
+    evals = {
+        ("shac_soft", 1): {"models": {"hard": {"returns": [1.0, 3.0], "tracking_errors": [0.1, 0.3], "falls": [0, 1]}}},
+        ("shac_soft", 2): {"models": {"hard": {"returns": [4.0, 4.0], "tracking_errors": [0.4, 0.4], "falls": [0, 0]}}},
+    }
+    text, numbers = table1.summarize(exp, evals)
+    np.testing.assert_allclose(numbers["shac_soft"]["hard"]["returns"], [2.0, 4.0])
+    np.testing.assert_allclose(numbers["shac_soft"]["hard"]["falls"], [50.0, 0.0])
+    assert "| SHAC, soft | hard | 3.0 +- 1.0 (2.0, 4.0) | 0.300 +- 0.100 (0.200, 0.400) | 25.0 +- 25.0 (50.0, 0.0) |" in text
+
+
+def test_results_page_lists_each_experiment_with_its_command(tmp_path):
+    for name in ("gait", "table1"):
+        out = tmp_path / "results" / name
+        out.mkdir(parents=True)
+        write_result(str(out), {"name": name, "description": f"about {name}", "command": f"run.py experiment={name}",
+                                "config": "", "machine": "cpu", "wall_s": 90.0, "tables": ["| a |"],
+                                "figures": ["f.png"]})  # fmt: skip
+    page = write_results_page(str(tmp_path / "results"), str(tmp_path / "docs" / "results.md"))
+    text = open(page).read()
+    assert text.index("## table1") < text.index("## gait")  # the paper's order
+    assert "`run.py experiment=gait`" in text and "1.5 min" in text and "](../results/gait/f.png)" in text
+    assert json.load(open(tmp_path / "results" / "gait" / "result.json"))["finished"]
+
+
+@pytest.mark.slow
+def test_table1_and_gait_end_to_end_tiny(tmp_path):
+    """The real runner on a tiny budget: trains every Table 1 run for 2 iterations, evaluates each in every contact
+    model, writes the page; then the gait experiment reuses those runs (about 3 min on 2 cores)."""
+    import subprocess
+
+    common = [f"runs_dir={tmp_path / 'runs'}", f"results_dir={tmp_path / 'results'}",
+              f"results_page={tmp_path / 'results.md'}", "size.num_envs=4", "size.eval_envs=4",
+              "size.shac_iterations=2", "size.ppo_iterations=2", "experiment.seeds=[1]"]  # fmt: skip
+    run = [sys.executable, os.path.join(REPO, "scripts", "experiments", "run.py")]
+    subprocess.run([*run, "experiment=table1", *common], check=True, cwd=REPO)
+    result = json.load(open(tmp_path / "results" / "table1" / "result.json"))
+    assert set(result["numbers"]) == {"shac_soft", "shac_hard", "shac_smoothed", "ppo_hard"}
+    gait = [c for c in common if not c.startswith(("size.", "experiment."))]
+    subprocess.run([*run, "experiment=gait", "experiment.num_envs=2", "experiment.duration_s=3",
+                    "experiment.transient_s=1", *gait], check=True, cwd=REPO)  # fmt: skip
+    page = open(tmp_path / "results.md").read()
+    assert "## table1" in page and "## gait" in page and "fig8_sim_to_sim.png" in page
