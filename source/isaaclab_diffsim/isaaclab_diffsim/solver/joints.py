@@ -140,12 +140,14 @@ def multi_dof_joint_motion(
     return V_p + v_rel, A_p + motion_cross(V_p, v_rel) + bias
 
 
-@wp.func
-def integrate_multi_dof(
-    topo: Topology, j: int, jt: int, q_in: wp.array(dtype=float), qd: wp.array(dtype=float), h: float,
-    q_out: wp.array(dtype=float),
-):  # fmt: skip
-    """q_out = q_in + h qdot for a BALL (quaternion, renormalised) or D6 (qdot = qd) joint."""
+@wp.kernel
+def integrate_multi_dof_positions(
+    topo: Topology, q_in: wp.array(dtype=float), qd: wp.array(dtype=float), h: float, q_out: wp.array(dtype=float)
+):
+    """q_out = q_in + h qdot for BALL (quaternion, renormalised) and D6 (qdot = qd) joints, after
+    kernels.integrate_positions (which handles the other types); launched only for models that have them."""
+    j = wp.tid()
+    jt = topo.joint_type[j]
     qs = topo.joint_q_start[j]
     ds = topo.joint_qd_start[j]
     if jt == JOINT_BALL:

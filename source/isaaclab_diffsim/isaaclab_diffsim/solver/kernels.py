@@ -11,7 +11,6 @@ import warp as wp
 from .joints import (
     JOINT_BALL,
     JOINT_D6,
-    integrate_multi_dof,
     multi_dof_joint_motion,
     multi_dof_joint_transform,
     passive_joint_force,
@@ -80,8 +79,6 @@ def integrate_positions(
         q_out[qs + 4] = r_new[1]
         q_out[qs + 5] = r_new[2]
         q_out[qs + 6] = r_new[3]
-    if jt == JOINT_BALL or jt == JOINT_D6:
-        integrate_multi_dof(topo, j, jt, q_in, qd, h, q_out)
 
 
 @wp.func

@@ -12,6 +12,7 @@ import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) h
 
 from . import kernels
 from .contact_adjoint import contact_adjoint
+from .joints import integrate_multi_dof_positions
 from .model_checks import check_model, unhonoured_doc
 from .scratch import StepScratch
 from .topology import build_layout
@@ -214,6 +215,7 @@ class SolverMoreauGS(SolverBase):
             outputs=[sc.q_mid],
             device=device,
         )
+        self._integrate_multi_dof(state_in.joint_q, state_in.joint_qd, 0.5 * dt, sc.q_mid)
         wp.launch(
             kernels.articulation_dynamics,
             dim=n_art,
@@ -288,9 +290,21 @@ class SolverMoreauGS(SolverBase):
             outputs=[state_out.joint_q],
             device=device,
         )
+        self._integrate_multi_dof(sc.q_mid, state_out.joint_qd, 0.5 * dt, state_out.joint_q)
         newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
         self._last = sc
         self._last_dt = dt
+
+    def _integrate_multi_dof(self, q_in, qd, h, q_out) -> None:
+        """The BALL / D6 part of a position update (a separate launch, so models without them pay nothing)."""
+        if self.layout.has_multi_dof:
+            wp.launch(
+                integrate_multi_dof_positions,
+                dim=self.layout.joint_count,
+                inputs=[self.layout.topo, q_in, qd, h],
+                outputs=[q_out],
+                device=self.model.device,
+            )
 
     def _record_contact_adjoint(self, tape: wp.Tape, sc: StepScratch, dt: float) -> None:
         """Put the implicit adjoint of this step's contact solve on ``tape`` in place of the sweeps."""

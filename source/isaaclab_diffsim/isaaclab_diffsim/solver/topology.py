@@ -104,6 +104,7 @@ class Layout:
     g_size: int
     max_dofs: int
     max_candidates: int
+    has_multi_dof: bool
 
 
 def _tangents(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -431,4 +432,5 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
         g_size=max(g_size, 1),
         max_dofs=int(ndof.max()),
         max_candidates=int(ncand.max()),
+        has_multi_dof=bool(np.isin(jt, (int(newton.JointType.BALL), int(newton.JointType.D6))).any()),
     )
