@@ -65,8 +65,8 @@ def multi_dof_joint_transform(topo: Topology, j: int, jt: int, q: wp.array(dtype
     if jt == JOINT_BALL:
         X = wp.transform(wp.vec3(0.0), wp.quat(q[qs], q[qs + 1], q[qs + 2], q[qs + 3]))
     if jt == JOINT_D6:
-        nlin = topo.joint_lin_count[j]
-        nang = topo.joint_ang_count[j]
+        nlin = topo.joint_dof_dim[j, 0]
+        nang = topo.joint_dof_dim[j, 1]
         rot, a0, a1, a2 = d6_rotation(topo, ds + nlin, qs + nlin, nang, q)
         X = wp.transform(d6_offset(topo, ds, qs, nlin, q), rot)
     return X
@@ -108,8 +108,8 @@ def multi_dof_joint_motion(
         w_ball = e0 * qd[ds] + e1 * qd[ds + 1] + e2 * qd[ds + 2]
         v_rel = wp.spatial_vector(wp.cross(t, w_ball), w_ball)
     if jt == JOINT_D6:
-        nlin = topo.joint_lin_count[j]
-        nang = topo.joint_ang_count[j]
+        nlin = topo.joint_dof_dim[j, 0]
+        nang = topo.joint_dof_dim[j, 1]
         for i in range(nlin):
             S[ds + i] = wp.spatial_vector(wp.quat_rotate(R, topo.joint_axis[ds + i]), wp.vec3(0.0))
         pdot = wp.quat_rotate(R, d6_offset(topo, ds, ds, nlin, qd))

@@ -13,18 +13,15 @@ from .topology import Topology
 
 wp.set_module_options({"enable_backward": True})
 
-CANDIDATE_POINT = wp.constant(0)
-CANDIDATE_ELLIPSOID = wp.constant(1)
-
-
 @wp.func
 def candidate_world_point(topo: Topology, ci: int, X_b: wp.transform):
     """World point of candidate ci on a body at pose X_b (before subtracting the candidate's radius)."""
     p = wp.transform_point(X_b, topo.cand_point[ci])
-    if topo.cand_kind[ci] == CANDIDATE_ELLIPSOID:
-        q_s = wp.transform_get_rotation(X_b) * topo.cand_rot[ci]
+    ellipsoid = topo.cand_ellipsoid[ci]
+    ax = wp.transform_get_translation(ellipsoid)  # semi-axes; zero for a fixed point
+    if ax[0] > 0.0:
+        q_s = wp.transform_get_rotation(X_b) * wp.transform_get_rotation(ellipsoid)
         m = wp.quat_rotate_inv(q_s, -topo.cand_normal[ci])
-        ax = topo.cand_axes[ci]
         am = wp.cw_mul(ax, m)
         p = p + wp.quat_rotate(q_s, wp.cw_mul(ax, am) / wp.length(am))
     return p

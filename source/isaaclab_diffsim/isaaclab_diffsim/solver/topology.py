@@ -71,16 +71,13 @@ class Topology:
     joint_damping: wp.array(dtype=float)
     joint_friction: wp.array(dtype=float)
     friction_velocity: float
-    joint_lin_count: wp.array(dtype=int)
-    joint_ang_count: wp.array(dtype=int)
+    joint_dof_dim: wp.array2d(dtype=int)
 
     cand_body: wp.array(dtype=int)
     cand_shape: wp.array(dtype=int)
     cand_plane: wp.array(dtype=int)
     cand_point: wp.array(dtype=wp.vec3)
-    cand_kind: wp.array(dtype=int)
-    cand_axes: wp.array(dtype=wp.vec3)
-    cand_rot: wp.array(dtype=wp.quat)
+    cand_ellipsoid: wp.array(dtype=wp.transform)
     cand_radius: wp.array(dtype=float)
     cand_normal: wp.array(dtype=wp.vec3)
     cand_origin: wp.array(dtype=wp.vec3)
@@ -178,13 +175,13 @@ def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray, sou
 IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 
 
-def _candidates(shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None) -> tuple[list, float, int, tuple, tuple]:
-    """(points, radius, kind, semi-axes, rotation) of one collision shape: kind 0 are fixed body points
-    (_candidate_points), kind 1 one ellipsoid support candidate (support.py) at the ellipsoid's centre."""
+def _candidates(shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None) -> tuple[list, float, tuple, tuple]:
+    """(points, radius, semi-axes, rotation) of one collision shape: fixed body points (_candidate_points, zero
+    semi-axes), or for an ellipsoid one support candidate at its centre with its semi-axes and orientation (support.py)."""
     if shape_type == int(newton.GeoType.ELLIPSOID):
-        return [np.asarray(xform[:3], dtype=np.float64)], 0.0, 1, tuple(float(v) for v in scale[:3]), tuple(xform[3:7])
+        return [np.asarray(xform[:3], dtype=np.float64)], 0.0, tuple(float(v) for v in scale[:3]), tuple(xform[3:7])
     pts, radius = _candidate_points(shape_type, scale, xform, source)
-    return pts, radius, 0, (0.0, 0.0, 0.0), IDENTITY_QUAT
+    return pts, radius, (0.0, 0.0, 0.0), IDENTITY_QUAT
 
 
 def _check_d6_axes(model: newton.Model) -> None:
@@ -301,7 +298,7 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
     for s in colliders:
         b = int(shape_body[s])
         a = int(body_art[b])
-        pts, radius, kind, axes, srot = _candidates(int(shape_type[s]), shape_scale[s], shape_tf[s], model.shape_source[s])
+        pts, radius, axes, srot = _candidates(int(shape_type[s]), shape_scale[s], shape_tf[s], model.shape_source[s])
         for p in planes:
             # surface margins inflate both shapes; Newton sums them
             r_contact = radius + float(shape_margin[s]) + float(shape_margin[p])
@@ -314,7 +311,7 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             n = np.array(wp.quat_rotate(rot, wp.vec3(0.0, 0.0, 1.0)), dtype=np.float64)
             t1, t2 = _tangents(n)
             for pt in pts:
-                per_art_cands[a].append((b, s, p, pt, r_contact, n, ptf[:3], t1, t2, kind, axes, srot))
+                per_art_cands[a].append((b, s, p, pt, r_contact, n, ptf[:3], t1, t2, axes, srot))
 
     # offsets
     ndof = np.array([qd_start[art_start[a + 1]] - qd_start[art_start[a]] for a in range(n_art)], dtype=np.int32)
@@ -355,7 +352,7 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             dof_coord[d] = q_start[j] + i
 
     flat = [c for cands in per_art_cands for c in cands] or [
-        (0, 0, 0, np.zeros(3), 0.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), 0, (0.0, 0.0, 0.0), IDENTITY_QUAT)
+        (0, 0, 0, np.zeros(3), 0.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), (0.0, 0.0, 0.0), IDENTITY_QUAT)
     ]
 
     def arr(values, dtype):
@@ -404,16 +401,15 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
     t.joint_damping = model.joint_damping
     t.joint_friction = model.joint_friction
     t.friction_velocity = float(friction_velocity)
-    dof_dim = model.joint_dof_dim.numpy()
-    t.joint_lin_count = arr(dof_dim[:, 0].astype(np.int32), int)
-    t.joint_ang_count = arr(dof_dim[:, 1].astype(np.int32), int)
+    t.joint_dof_dim = model.joint_dof_dim
     t.cand_body = arr(np.array([c[0] for c in flat], dtype=np.int32), int)
     t.cand_shape = arr(np.array([c[1] for c in flat], dtype=np.int32), int)
     t.cand_plane = arr(np.array([c[2] for c in flat], dtype=np.int32), int)
     t.cand_point = vec3s(3)
-    t.cand_kind = arr(np.array([c[9] for c in flat], dtype=np.int32), int)
-    t.cand_axes = vec3s(10)
-    t.cand_rot = wp.array(np.array([c[11] for c in flat], dtype=np.float32).reshape(-1, 4), dtype=wp.quat, device=device)
+    # (semi-axes, orientation in the body) of ellipsoid candidates; zero semi-axes mark fixed-point candidates
+    t.cand_ellipsoid = wp.array(
+        np.array([(*c[9], *c[10]) for c in flat], dtype=np.float32).reshape(-1, 7), dtype=wp.transform, device=device
+    )
     t.cand_radius = arr(np.array([c[4] for c in flat], dtype=np.float32), float)
     t.cand_normal = vec3s(5)
     t.cand_origin = vec3s(6)
