@@ -105,8 +105,8 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
     "body_force.descendant_free_joint_f": ("kinematic bodies (and FREE joints below the root)", "KINEMATIC"),
 }
 
-# Newton's cases that are slow on a CPU (thousands of steps): run with --runslow
-SLOW = {"pendulum_period", "energy_conservation", "rigid_contact.shapes_on_plane"}
+# Newton's cases that are slow on a CPU (3600 steps of ten bodies, 15 s): run with --runslow
+SLOW = {"rigid_contact.shapes_on_plane"}
 
 
 def _solver_fn(mode: str):
