@@ -156,7 +156,8 @@ def test_unsupported_list_names_known_cases():
 
 
 def table(device: str = "cpu") -> list[tuple[str, str, str]]:
-    """(case, mode, outcome) for every case and mode, ignoring UNSUPPORTED: pass, FAIL: ..., refused: ..."""
+    """(case, mode, outcome) for every case and mode, ignoring UNSUPPORTED: pass, FAIL: ... (an assertion of
+    Newton's), refused: ... (the solver's error), ERROR: ... (anything else)."""
     rows = []
     for case in CASES:
         for mode in MODES:
@@ -167,6 +168,8 @@ def table(device: str = "cpu") -> list[tuple[str, str, str]]:
                 outcome = "refused: " + " ".join(str(err).split())[:150]
             except AssertionError as err:
                 outcome = f"FAIL: {str(err).splitlines()[0][:110]}"
+            except Exception as err:  # noqa: BLE001 - the table reports whatever a case raises
+                outcome = f"ERROR: {type(err).__name__}: {str(err).splitlines()[0][:100]}"
             rows.append((case, mode, outcome))
     return rows
 
