@@ -116,15 +116,12 @@ MAX_HULL_POINTS = 64  # each candidate adds three rows to the dense per-articula
 
 
 def _hull_vertices(source, scale: np.ndarray) -> np.ndarray:
-    """Vertices of the convex hull of a mesh's (scaled) vertices: the lowest point of any shape against a plane
-    is a hull vertex, so these are exact ground-contact candidates for a mesh or convex hull."""
-    from scipy.spatial import ConvexHull
-
+    """Vertices of the convex hull of a mesh (Newton's ``Mesh.compute_convex_hull``, scaled): the lowest point of
+    any shape against a plane is a hull vertex, so these are exact ground-contact candidates for a mesh or hull."""
     if source is None or getattr(source, "vertices", None) is None:
         raise ValueError("SolverMoreauGS: a MESH / CONVEX_MESH collision shape has no source mesh vertices")
-    v = np.unique(np.asarray(source.vertices, dtype=np.float64).reshape(-1, 3) * np.asarray(scale[:3]), axis=0)
-    if v.shape[0] > 4:
-        v = v[ConvexHull(v).vertices]
+    hull = source.compute_convex_hull()
+    v = np.unique(np.asarray(hull.vertices, dtype=np.float64).reshape(-1, 3), axis=0) * np.asarray(scale[:3])
     if v.shape[0] > MAX_HULL_POINTS:
         raise ValueError(
             f"SolverMoreauGS: a mesh collision shape has {v.shape[0]} convex-hull vertices (at most "
