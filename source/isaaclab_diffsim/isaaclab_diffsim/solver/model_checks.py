@@ -145,7 +145,8 @@ UNHONOURED: tuple[Unhonoured, ...] = (
     ),
     Unhonoured(
         "shape_material_mu_torsional",
-        f"torsional friction is not modelled (point contacts); leave ShapeConfig.mu_torsional at {_DEFAULT_SHAPE.mu_torsional}",
+        "torsional friction is not modelled (point contacts); leave ShapeConfig.mu_torsional at "
+        f"{_DEFAULT_SHAPE.mu_torsional}",
         _shape_material("shape_material_mu_torsional", _DEFAULT_SHAPE.mu_torsional),
     ),
     Unhonoured(

@@ -39,7 +39,8 @@ class SolverMoreauGS(SolverBase):
     Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere
     (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims), ellipsoid (its exact
     lowest point) and mesh / convex hull (hull vertices) shapes colliding with infinite ground planes, honouring
-    collision groups, filter pairs and surface margins. Body-body contact is not modelled. Unsupported joint or collision-shape types raise.
+    collision groups, filter pairs and surface margins. Body-body contact is not modelled. Unsupported joint or
+    collision-shape types raise.
     Joint drives (``joint_target_ke/kd`` with ``control.joint_target_q/qd``), joint-limit springs and passive
     joint damping (``joint_damping``) are integrated implicitly (stable at large dt); Coulomb joint friction
     (``joint_friction``) is a smooth regularisation, implicit too (joints.passive_joint_force,

@@ -172,9 +172,12 @@ def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray, sou
 IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 
 
-def _candidates(shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None) -> tuple[list, float, tuple, tuple]:
+def _candidates(
+    shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None
+) -> tuple[list, float, tuple, tuple]:
     """(points, radius, semi-axes, rotation) of one collision shape: fixed body points (_candidate_points, zero
-    semi-axes), or for an ellipsoid one support candidate at its centre with its semi-axes and orientation (support.py)."""
+    semi-axes), or for an ellipsoid one support candidate at its centre with its semi-axes and orientation
+    (support.py)."""
     if shape_type == int(newton.GeoType.ELLIPSOID):
         return [np.asarray(xform[:3], dtype=np.float64)], 0.0, tuple(float(v) for v in scale[:3]), tuple(xform[3:7])
     pts, radius = _candidate_points(shape_type, scale, xform, source)
