@@ -251,6 +251,42 @@ def test_com_and_push_events_reach_solver():
     assert (base_pos[0.1] - base_pos[0.0]).norm(dim=1).min() > 0.005, base_pos
 
 
+def test_joint_parameter_event_reaches_solver():
+    """Isaac Lab's ``randomize_joint_parameters`` writes joint friction (and, with it, viscous friction = passive
+    damping) into the model the solver reads. Standing with zero actions the robot slowly crouches under its
+    position drives; with 1000 N m of joint friction on every leg joint (far above the 80 N m drives) the joints
+    hold to the friction creep rate (v_s atanh(load / friction), under 1e-4 rad/s)."""
+    from isaaclab.envs.mdp.events import randomize_joint_parameters
+    from isaaclab.managers import EventTermCfg, SceneEntityCfg
+    from isaaclab_newton.physics import NewtonManager
+
+    moved = {}
+    for friction in (0.0, 1000.0):
+        env = _make_env("diffsim_smoothed", num_envs=2)
+        try:
+            _rollout(env, 1)
+            term_cfg = EventTermCfg(
+                func=randomize_joint_parameters, mode="startup",
+                params={"asset_cfg": SceneEntityCfg("robot", joint_names=".*"),
+                        "friction_distribution_params": (friction, friction), "operation": "abs",
+                        "distribution": "uniform"},
+            )  # fmt: skip
+            term_cfg.params["asset_cfg"].resolve(env.scene)
+            randomize_joint_parameters(term_cfg, env)(env, None, **term_cfg.params)
+            model = NewtonManager.backend.model
+            legs = model.joint_target_mode.numpy() != 0
+            np.testing.assert_allclose(model.joint_friction.numpy()[legs], friction)
+            np.testing.assert_allclose(model.joint_damping.numpy()[legs], friction)
+            robot = env.scene["robot"]
+            q0 = robot.data.joint_pos.torch.clone()
+            for _ in range(50):
+                env.step(torch.zeros(env.num_envs, env.action_manager.total_action_dim))
+            moved[friction] = (robot.data.joint_pos.torch - q0).abs().max().item()
+        finally:
+            env.close()
+    assert moved[0.0] > 1e-3 and moved[1000.0] < 1e-4, moved
+
+
 def test_base_contact_termination_with_base_collider():
     """Isaac Lab's ``base_contact`` (illegal contact) termination reads the ContactSensor: with the base box added
     to the DiffSim colliders (``env.sim.physics.solver_cfg.collider_shapes_expr``), a robot dropped upside down

@@ -185,16 +185,16 @@ def test_bad_arguments_raise(kwargs):
 def test_unsupported_scene_raises():
     builder = newton.ModelBuilder()
     body = builder.add_body(mass=1.0)
-    builder.add_shape_cylinder(body, radius=0.1, half_height=0.2)
+    builder.add_shape_cone(body, radius=0.1, half_height=0.2)
     builder.add_ground_plane()
-    with pytest.raises(ValueError, match="CYLINDER"):
+    with pytest.raises(ValueError, match="CONE"):
         SolverMoreauGS(builder.finalize(device="cpu"))
 
     builder = newton.ModelBuilder()
     a = builder.add_link(mass=1.0)
-    joint = builder.add_joint_ball(-1, a)
+    joint = builder.add_joint_distance(-1, a)
     builder.add_articulation([joint])
-    with pytest.raises(ValueError, match="BALL"):
+    with pytest.raises(ValueError, match="DISTANCE"):
         SolverMoreauGS(builder.finalize(device="cpu"))
 
 

@@ -8,7 +8,15 @@ a local sum built in a dynamic loop is stored to an array and read back before a
 
 import warp as wp
 
+from .joints import (
+    JOINT_BALL,
+    JOINT_D6,
+    multi_dof_joint_motion,
+    multi_dof_joint_transform,
+    passive_joint_force,
+)
 from .spatial import force_cross, inertia_mul, motion_cross, point_velocity_column
+from .support import candidate_world_point
 from .topology import Topology
 
 wp.set_module_options({"enable_backward": True})
@@ -202,6 +210,8 @@ def articulation_dynamics(
             X_j = wp.transform(
                 wp.vec3(q[qs], q[qs + 1], q[qs + 2]), wp.quat(q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6])
             )
+        if jt == JOINT_BALL or jt == JOINT_D6:
+            X_j = multi_dof_joint_transform(topo, j, jt, q)
         X_wc = X_wj * X_j * wp.transform_inverse(topo.joint_X_c[j])
         body_X[child] = X_wc
 
@@ -241,6 +251,8 @@ def articulation_dynamics(
             V = wp.spatial_vector(v_com - wp.cross(w, c), w)
             # d/dt of the origin twist (v_com - w x c, w) at zero qdd
             A = A_p + wp.spatial_vector(wp.cross(v_com, w), wp.vec3(0.0))
+        if jt == JOINT_BALL or jt == JOINT_D6:
+            V, A = multi_dof_joint_motion(topo, j, jt, X_wj, q, qd, V_p, A_p, S)
         body_V[child] = V
         body_A[child] = A
 
@@ -293,6 +305,9 @@ def articulation_dynamics(
                 )
                 tau = tau + t_drive
                 extra = extra + e_drive
+            t_passive, e_passive = passive_joint_force(topo, k, qd[k], dt)
+            tau = tau + t_passive
+            extra = extra + e_passive
             hvec[k] = tau - wp.dot(sk, Fc)
             Fk = inertia_mul(mc, hc, Ic, sk)
             for jp in range(j0, j + 1):
@@ -428,7 +443,7 @@ def contact_jacobians(
         ci = c0 + i
         b = topo.cand_body[ci]
         nrm = topo.cand_normal[ci]
-        p = wp.transform_point(body_X[b], topo.cand_point[ci])
+        p = candidate_world_point(topo, ci, body_X[b])
         r = topo.cand_radius[ci]
         dist[ci] = wp.dot(nrm, p - topo.cand_origin[ci]) - r
         x = p - r * nrm

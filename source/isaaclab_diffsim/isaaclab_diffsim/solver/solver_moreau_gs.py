@@ -12,6 +12,8 @@ import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) h
 
 from . import kernels
 from .contact_adjoint import contact_adjoint
+from .joints import integrate_multi_dof_positions
+from .model_checks import check_model, unhonoured_doc
 from .scratch import StepScratch
 from .topology import build_layout
 
@@ -34,11 +36,24 @@ class SolverMoreauGS(SolverBase):
       3. G = J H^-1 J^T, c = J (v + dt H^-1 h);  4. contact impulses p by projected Gauss-Seidel;
       5. v+ = v + H^-1 (dt h + J^T P);  q+ = q_m + dt/2 v+;  body_q/body_qd by forward kinematics.
 
-    Supported: trees of FREE (root only), REVOLUTE, PRISMATIC and FIXED joints, many worlds; sphere
-    (centre), capsule (two end points) and box (eight corners) shapes colliding with infinite ground
-    planes. Body-body contact is not modelled. Unsupported joint or collision-shape types raise.
-    Joint drives (``joint_target_ke/kd`` with ``control.joint_target_q/qd``) and joint-limit springs are
-    integrated implicitly (stable at large dt); ``control.joint_f`` and ``state.body_f`` are applied.
+    Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere
+    (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims), ellipsoid (its exact
+    lowest point) and mesh / convex hull (hull vertices) shapes colliding with infinite ground planes, honouring
+    collision groups, filter pairs and surface margins. Body-body contact is not modelled. Unsupported joint or
+    collision-shape types raise.
+    Joint drives (``joint_target_ke/kd`` with ``control.joint_target_q/qd``), joint-limit springs and passive
+    joint damping (``joint_damping``) are integrated implicitly (stable at large dt); Coulomb joint friction
+    (``joint_friction``) is a smooth regularisation, implicit too (joints.passive_joint_force,
+    docs/contact_solver.md); ``control.joint_f`` and ``state.body_f`` are applied.
+
+    Model fields not honoured, refused at construction (and on notify_model_changed) when set away from their
+    default (model_checks.UNHONOURED):
+{unhonoured}
+    Read differently, by design (not refused): body-body contact is not modelled (shapes collide with ground
+    planes only); the penalty and detection parameters of Newton's collision pipeline (shape_material_ke/kd/kf/ka,
+    shape_gap) are replaced by this solver's contact arguments (contact_model, kappa, margin, ke, kd, kf);
+    joint_velocity_limit bounds drive torques through the actuator envelope (actuator_saturation > 0) and is not
+    a hard velocity limit; joint limits are springs (joint_limit_ke/kd), as in SolverFeatherstone.
 
     Args:
         model: a finalized ``newton.Model``.
@@ -66,6 +81,9 @@ class SolverMoreauGS(SolverBase):
         actuator_saturation: DC-motor peak torque [N m] at zero speed; drive torques are bounded by
             saturation * (+-1 - v / joint_velocity_limit) and always by the model's joint_effort_limit.
             0 (default) disables the torque-speed envelope (ANYdrive: 120 with velocity limit 7.5 rad/s).
+        friction_velocity: regularisation velocity v_s [rad/s or m/s] of joint friction: the friction torque is
+            joint_friction * tanh(v / v_s), so a joint loaded below its friction creeps at v_s atanh(load / friction).
+            Default 1e-3.
     """
 
     def __init__(
@@ -81,6 +99,7 @@ class SolverMoreauGS(SolverBase):
         kd: float = SOFT_CONTACT_KD,
         kf: float = SOFT_CONTACT_KF,
         actuator_saturation: float = 0.0,
+        friction_velocity: float = 1.0e-3,
     ):
         if contact_model not in CONTACT_MODELS:
             raise ValueError(f"contact_model must be one of {sorted(CONTACT_MODELS)}, got {contact_model!r}")
@@ -97,10 +116,12 @@ class SolverMoreauGS(SolverBase):
             "kd": (kd, kd > 0.0),
             "kf": (kf, kf > 0.0),
             "actuator_saturation": (actuator_saturation, actuator_saturation >= 0.0),
+            "friction_velocity": (friction_velocity, friction_velocity > 0.0),
         }
         for name, (value, ok) in checks.items():
             if not ok:
                 raise ValueError(f"SolverMoreauGS: invalid {name}={value!r}")
+        check_model(model)
         super().__init__(model)
         self.contact_model = contact_model
         self.margin = float(margin)
@@ -110,7 +131,8 @@ class SolverMoreauGS(SolverBase):
         self.ke, self.kd, self.kf = float(ke), float(kd), float(kf)
         self.actuator_saturation = float(actuator_saturation)
         self.kappa_array = wp.array([kappa], dtype=float, device=model.device, requires_grad=True)
-        self.layout = build_layout(model)
+        self.friction_velocity = float(friction_velocity)
+        self.layout = build_layout(model, self.friction_velocity)
         self._reuse: StepScratch | None = None
         self._last: StepScratch | None = None
         self._last_dt = 1.0
@@ -133,8 +155,9 @@ class SolverMoreauGS(SolverBase):
         self.kappa_array.fill_(float(value))
 
     def notify_model_changed(self, flags: int) -> None:
-        """Rebuild the layout (model arrays may have been replaced or shapes/joints changed)."""
-        self.layout = build_layout(self.model)
+        """Re-check the model and rebuild the layout (model arrays may have been replaced or shapes/joints changed)."""
+        check_model(self.model)
+        self.layout = build_layout(self.model, self.friction_velocity)
         self._reuse = None
         self._adjoint_scratch = None
 
@@ -192,6 +215,7 @@ class SolverMoreauGS(SolverBase):
             outputs=[sc.q_mid],
             device=device,
         )
+        self._integrate_multi_dof(state_in.joint_q, state_in.joint_qd, 0.5 * dt, sc.q_mid)
         wp.launch(
             kernels.articulation_dynamics,
             dim=n_art,
@@ -266,9 +290,21 @@ class SolverMoreauGS(SolverBase):
             outputs=[state_out.joint_q],
             device=device,
         )
+        self._integrate_multi_dof(sc.q_mid, state_out.joint_qd, 0.5 * dt, state_out.joint_q)
         newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
         self._last = sc
         self._last_dt = dt
+
+    def _integrate_multi_dof(self, q_in, qd, h, q_out) -> None:
+        """The BALL / D6 part of a position update (a separate launch, so models without them pay nothing)."""
+        if self.layout.has_multi_dof:
+            wp.launch(
+                integrate_multi_dof_positions,
+                dim=self.layout.joint_count,
+                inputs=[self.layout.topo, q_in, qd, h],
+                outputs=[q_out],
+                device=self.model.device,
+            )
 
     def _record_contact_adjoint(self, tape: wp.Tape, sc: StepScratch, dt: float) -> None:
         """Put the implicit adjoint of this step's contact solve on ``tape`` in place of the sweeps."""
@@ -376,3 +412,6 @@ class SolverMoreauGS(SolverBase):
         if self._last is None:
             raise RuntimeError("SolverMoreauGS: no step has been taken yet")
         return self._last.dist
+
+
+SolverMoreauGS.__doc__ = SolverMoreauGS.__doc__.replace("{unhonoured}", unhonoured_doc())

@@ -19,6 +19,8 @@ SUPPORTED_JOINTS = {
     int(newton.JointType.REVOLUTE): "REVOLUTE",
     int(newton.JointType.FIXED): "FIXED",
     int(newton.JointType.FREE): "FREE",
+    int(newton.JointType.BALL): "BALL",
+    int(newton.JointType.D6): "D6",
 }
 COLLIDE_FLAG = int(newton.ShapeFlags.COLLIDE_SHAPES)
 
@@ -66,11 +68,16 @@ class Topology:
     joint_limit_kd: wp.array(dtype=float)
     joint_effort_limit: wp.array(dtype=float)
     joint_velocity_limit: wp.array(dtype=float)
+    joint_damping: wp.array(dtype=float)
+    joint_friction: wp.array(dtype=float)
+    friction_velocity: float
+    joint_dof_dim: wp.array2d(dtype=int)
 
     cand_body: wp.array(dtype=int)
     cand_shape: wp.array(dtype=int)
     cand_plane: wp.array(dtype=int)
     cand_point: wp.array(dtype=wp.vec3)
+    cand_ellipsoid: wp.array(dtype=wp.transform)
     cand_radius: wp.array(dtype=float)
     cand_normal: wp.array(dtype=wp.vec3)
     cand_origin: wp.array(dtype=wp.vec3)
@@ -94,6 +101,7 @@ class Layout:
     g_size: int
     max_dofs: int
     max_candidates: int
+    has_multi_dof: bool
 
 
 def _tangents(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,8 +111,33 @@ def _tangents(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t1, np.cross(n, t1)
 
 
-def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray) -> tuple[list, float]:
-    """Body-frame contact points of one collision shape and the radius to subtract along the normal."""
+CYLINDER_RIM_POINTS = 8  # per cap; lowest-point error at most radius * (1 - cos(pi / 8)) = 0.076 radius
+MAX_HULL_POINTS = 64  # each candidate adds three rows to the dense per-articulation contact problem
+
+
+def _hull_vertices(source, scale: np.ndarray) -> np.ndarray:
+    """Vertices of the convex hull of a mesh (Newton's ``Mesh.compute_convex_hull``, scaled): the lowest point of
+    any shape against a plane is a hull vertex, so these are exact ground-contact candidates for a mesh or hull."""
+    if source is None or getattr(source, "vertices", None) is None:
+        raise ValueError("SolverMoreauGS: a MESH / CONVEX_MESH collision shape has no source mesh vertices")
+    hull = source.compute_convex_hull()
+    v = np.unique(np.asarray(hull.vertices, dtype=np.float64).reshape(-1, 3), axis=0) * np.asarray(scale[:3])
+    if v.shape[0] > MAX_HULL_POINTS:
+        raise ValueError(
+            f"SolverMoreauGS: a mesh collision shape has {v.shape[0]} convex-hull vertices (at most "
+            f"{MAX_HULL_POINTS}); collide with a simplified convex hull (e.g. ModelBuilder.add_shape_convex_hull "
+            "with fewer vertices) or a primitive"
+        )
+    return v
+
+
+def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None) -> tuple[list, float]:
+    """Body-frame contact points of one collision shape and the radius to subtract along the normal.
+
+    Exact against a plane for spheres, capsules, boxes and meshes / convex hulls (their hull vertices); a cylinder
+    is its two cap rims sampled at CYLINDER_RIM_POINTS points each (exact standing on a cap, and lying on its side
+    when a sample is lowest; otherwise the lowest point is over-estimated by at most 0.076 radius).
+    """
     pos, rot = xform[:3], xform[3:7]
     tf = wp.transform(wp.vec3(*pos), wp.quat(*rot))
 
@@ -120,15 +153,74 @@ def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray) -> 
         hx, hy, hz = (float(s) for s in scale[:3])
         corners = [(sx * hx, sy * hy, sz * hz) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
         return [body_point(c) for c in corners], 0.0
+    if shape_type == int(newton.GeoType.CYLINDER):
+        r, hh, barrel = (float(s) for s in scale[:3])
+        if barrel != 0.0:
+            raise ValueError("SolverMoreauGS: barrel-shaped cylinders (barrel_radius != 0) are not supported")
+        angles = 2.0 * np.pi * np.arange(CYLINDER_RIM_POINTS) / CYLINDER_RIM_POINTS
+        rim = [(r * np.cos(a), r * np.sin(a), z) for z in (-hh, hh) for a in angles]
+        return [body_point(p) for p in rim], 0.0
+    if shape_type in (int(newton.GeoType.MESH), int(newton.GeoType.CONVEX_MESH)):
+        return [body_point(p) for p in _hull_vertices(source, scale)], 0.0
     name = newton.GeoType(shape_type).name
     raise ValueError(
-        f"SolverMoreauGS: collision shape type {name} is not supported (sphere, capsule and box collide "
-        "with ground planes only); clear its COLLIDE_SHAPES flag or replace it"
+        f"SolverMoreauGS: collision shape type {name} is not supported (sphere, capsule, box, cylinder, ellipsoid, "
+        "mesh and convex hull collide with ground planes only); clear its COLLIDE_SHAPES flag or replace it"
     )
 
 
-def build_layout(model: newton.Model) -> Layout:
-    """Validate ``model`` and build the per-articulation layout. Raises ValueError on unsupported scenes."""
+IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
+
+
+def _candidates(
+    shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None
+) -> tuple[list, float, tuple, tuple]:
+    """(points, radius, semi-axes, rotation) of one collision shape: fixed body points (_candidate_points, zero
+    semi-axes), or for an ellipsoid one support candidate at its centre with its semi-axes and orientation
+    (support.py)."""
+    if shape_type == int(newton.GeoType.ELLIPSOID):
+        return [np.asarray(xform[:3], dtype=np.float64)], 0.0, tuple(float(v) for v in scale[:3]), tuple(xform[3:7])
+    pts, radius = _candidate_points(shape_type, scale, xform, source)
+    return pts, radius, (0.0, 0.0, 0.0), IDENTITY_QUAT
+
+
+def _check_d6_axes(model: newton.Model) -> None:
+    """D6 joints: at most three linear and three angular axes; two or three angular axes must be orthonormal
+    (the transported-axis composition assumes it, as Newton's forward kinematics does)."""
+    jt = model.joint_type.numpy()
+    d6 = np.nonzero(jt == int(newton.JointType.D6))[0]
+    if d6.size == 0:
+        return
+    dims = model.joint_dof_dim.numpy()
+    qd_start = model.joint_qd_start.numpy()
+    axes = model.joint_axis.numpy()
+    for j in d6:
+        nlin, nang = int(dims[j, 0]), int(dims[j, 1])
+        if nlin > 3 or nang > 3:
+            raise ValueError(f"SolverMoreauGS: D6 joint {j} has {nlin} linear and {nang} angular axes (at most 3 each)")
+        ang = axes[qd_start[j] + nlin : qd_start[j] + nlin + nang]
+        if nang >= 2 and not np.allclose(ang @ ang.T, np.eye(nang), atol=1e-5):
+            raise ValueError(
+                f"SolverMoreauGS: D6 joint {j} has angular axes {ang.tolist()}; two or three angular axes must be "
+                "orthonormal"
+            )
+
+
+def _groups_collide(a: int, b: int) -> bool:
+    """Newton's collision-group rule: 0 never collides, equal positive groups collide, a negative group collides
+    with every group except itself."""
+    if a == 0 or b == 0:
+        return False
+    if a > 0:
+        return a == b or b < 0
+    return a != b
+
+
+def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layout:
+    """Validate ``model`` and build the per-articulation layout. Raises ValueError on unsupported scenes.
+
+    ``friction_velocity`` [m/s or rad/s] is the regularisation velocity of joint friction (joints.passive_joint_force).
+    """
     device = model.device
     jt = model.joint_type.numpy()
     jp = model.joint_parent.numpy()
@@ -149,6 +241,7 @@ def build_layout(model: newton.Model) -> Layout:
             )
         if int(jt[j]) == int(newton.JointType.FREE) and jp[j] != -1:
             raise ValueError(f"SolverMoreauGS: FREE joint {j} must connect its body to the world (parent -1)")
+    _check_d6_axes(model)
 
     body_joint = np.full(n_bodies, -1, dtype=np.int32)
     for j in range(n_joints):
@@ -198,20 +291,27 @@ def build_layout(model: newton.Model) -> Layout:
             colliders.append(s)
 
     body_art = joint_art[body_joint]
+    shape_group = model.shape_collision_group.numpy()
+    shape_margin = model.shape_margin.numpy() if model.shape_margin is not None else np.zeros(model.shape_count)
+    filtered = model.shape_collision_filter_pairs
     per_art_cands: list[list] = [[] for _ in range(n_art)]
     for s in colliders:
         b = int(shape_body[s])
         a = int(body_art[b])
-        pts, radius = _candidate_points(int(shape_type[s]), shape_scale[s], shape_tf[s])
+        pts, radius, axes, srot = _candidates(int(shape_type[s]), shape_scale[s], shape_tf[s], model.shape_source[s])
         for p in planes:
+            # surface margins inflate both shapes; Newton sums them
+            r_contact = radius + float(shape_margin[s]) + float(shape_margin[p])
             if shape_world[p] not in (-1, art_world[a]):
+                continue
+            if not _groups_collide(int(shape_group[s]), int(shape_group[p])) or (min(s, p), max(s, p)) in filtered:
                 continue
             ptf = shape_tf[p]
             rot = wp.quat(*ptf[3:7])
             n = np.array(wp.quat_rotate(rot, wp.vec3(0.0, 0.0, 1.0)), dtype=np.float64)
             t1, t2 = _tangents(n)
             for pt in pts:
-                per_art_cands[a].append((b, s, p, pt, radius, n, ptf[:3], t1, t2))
+                per_art_cands[a].append((b, s, p, pt, r_contact, n, ptf[:3], t1, t2, axes, srot))
 
     # offsets
     ndof = np.array([qd_start[art_start[a + 1]] - qd_start[art_start[a]] for a in range(n_art)], dtype=np.int32)
@@ -251,7 +351,9 @@ def build_layout(model: newton.Model) -> Layout:
             dof_joint[d] = j
             dof_coord[d] = q_start[j] + i
 
-    flat = [c for cands in per_art_cands for c in cands] or [(0, 0, 0, np.zeros(3), 0.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))]
+    flat = [c for cands in per_art_cands for c in cands] or [
+        (0, 0, 0, np.zeros(3), 0.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), (0.0, 0.0, 0.0), IDENTITY_QUAT)
+    ]
 
     def arr(values, dtype):
         return wp.array(np.asarray(values), dtype=dtype, device=device)
@@ -296,10 +398,18 @@ def build_layout(model: newton.Model) -> Layout:
     t.joint_limit_kd = model.joint_limit_kd
     t.joint_effort_limit = model.joint_effort_limit
     t.joint_velocity_limit = model.joint_velocity_limit
+    t.joint_damping = model.joint_damping
+    t.joint_friction = model.joint_friction
+    t.friction_velocity = float(friction_velocity)
+    t.joint_dof_dim = model.joint_dof_dim
     t.cand_body = arr(np.array([c[0] for c in flat], dtype=np.int32), int)
     t.cand_shape = arr(np.array([c[1] for c in flat], dtype=np.int32), int)
     t.cand_plane = arr(np.array([c[2] for c in flat], dtype=np.int32), int)
     t.cand_point = vec3s(3)
+    # (semi-axes, orientation in the body) of ellipsoid candidates; zero semi-axes mark fixed-point candidates
+    t.cand_ellipsoid = wp.array(
+        np.array([(*c[9], *c[10]) for c in flat], dtype=np.float32).reshape(-1, 7), dtype=wp.transform, device=device
+    )
     t.cand_radius = arr(np.array([c[4] for c in flat], dtype=np.float32), float)
     t.cand_normal = vec3s(5)
     t.cand_origin = vec3s(6)
@@ -318,4 +428,5 @@ def build_layout(model: newton.Model) -> Layout:
         g_size=max(g_size, 1),
         max_dofs=int(ndof.max()),
         max_candidates=int(ncand.max()),
+        has_multi_dof=bool(np.isin(jt, (int(newton.JointType.BALL), int(newton.JointType.D6))).any()),
     )
