@@ -9,6 +9,7 @@ single-process code calls them unconditionally.
 
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass
 
@@ -28,11 +29,12 @@ class DistInfo:
     device: str
 
 
-def init_distributed(device: str) -> DistInfo:
+def init_distributed(device: str, timeout_s: float | None = None) -> DistInfo:
     """Initialise the default process group from torchrun's environment variables.
 
     ``device`` is ``cpu`` (backend gloo) or ``cuda`` / ``cuda:<i>`` (backend nccl; the rank's device is
-    ``cuda:<LOCAL_RANK>``, whatever index was given). Raises RuntimeError naming the missing variables when the
+    ``cuda:<LOCAL_RANK>``, whatever index was given). ``timeout_s`` bounds how long a collective waits for the
+    other ranks (torch's default when None). Raises RuntimeError naming the missing variables when the
     process was not started by torchrun, and ValueError for another device type.
     """
     missing = [v for v in TORCHRUN_VARS if v not in os.environ]
@@ -53,7 +55,8 @@ def init_distributed(device: str) -> DistInfo:
     else:
         raise ValueError(f"--distributed supports devices cpu (gloo) and cuda (nccl), got {device!r}")
     if not dist.is_initialized():
-        dist.init_process_group(backend=backend, rank=rank, world_size=world)
+        timeout = None if timeout_s is None else datetime.timedelta(seconds=timeout_s)
+        dist.init_process_group(backend=backend, rank=rank, world_size=world, timeout=timeout)
     return DistInfo(rank=rank, world_size=world, local_rank=local, device=rank_device)
 
 

@@ -72,10 +72,10 @@ class ShacRunner:
         if self.world_size > 1:
             if self.rank > 0 and log_dir is not None:
                 raise ValueError(f"rank {self.rank}: only rank 0 logs and writes checkpoints; pass log_dir=None")
-            counts = distributed.gather_rank_rows(torch.tensor([self.num_envs]))
+            counts = distributed.gather_rank_rows(torch.tensor([self.num_envs], device=self.device))
             if bool((counts != self.num_envs).any()):
                 raise ValueError(f"every rank needs the same number of envs, got {counts.flatten().tolist()}")
-        self._writes_checkpoints = distributed.broadcast_flag(log_dir is not None)
+        self._writes_checkpoints = distributed.broadcast_flag(log_dir is not None, device=self.device)
         """Whether checkpoints are saved (rank 0 has a log_dir); with several ranks, saving gathers every rank's
         state, so all ranks call :meth:`save` at the same points."""
 
