@@ -67,8 +67,8 @@ def _type_problem(current, value) -> str | None:
         ok = isinstance(value, str)
     elif isinstance(current, (tuple, list)):
         ok = isinstance(value, (tuple, list)) and (
-            not current or len(value) == len(current) or not all(isinstance(c, number) for c in current)
-        )
+            not isinstance(current, tuple) or len(value) == len(current) or not all(isinstance(c, number) for c in current)
+        )  # a numeric tuple (a range, Adam's betas) keeps its length; a list (layer sizes) may change it
         if ok and current and all(isinstance(c, number) and not isinstance(c, bool) for c in current):
             ok = all(isinstance(v, number) and not isinstance(v, bool) for v in value)
     else:
