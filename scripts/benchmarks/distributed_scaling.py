@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-IT_LINE = re.compile(r"^\[SHAC\] it (\d+)/(\d+)")
+IT_LINE = re.compile(r"^\[SHAC\] it (\d+)/(\d+).*fwd ([\d.]+) s bwd ([\d.]+) s upd ([\d.]+) s")
 
 
 def cpu_seconds() -> float:
@@ -34,21 +34,25 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run(cmd: list[str]) -> tuple[float, int, float]:
+def run(cmd: list[str]) -> tuple[float, int, float, list[float]]:
     """(seconds from iteration 1's line to the last iteration's, iterations in between, CPU seconds of the whole
-    run) of one training run."""
+    run, rank 0's mean rollout / actor backward / rest-of-update seconds over those iterations) of one run."""
     cpu0 = cpu_seconds()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     stamps: dict[int, float] = {}
+    phases: list[list[float]] = []
     for line in proc.stdout:
         m = IT_LINE.match(line)
         if m:
             stamps[int(m.group(1))] = time.monotonic()
+            if int(m.group(1)) > 1:
+                phases.append([float(m.group(i)) for i in (3, 4, 5)])
     if proc.wait() != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
     last = max(stamps)
-    return stamps[last] - stamps[1], last - 1, cpu_seconds() - cpu0
+    means = [sum(col) / len(col) for col in zip(*phases)] if phases else [float("nan")] * 3
+    return stamps[last] - stamps[1], last - 1, cpu_seconds() - cpu0, means
 
 
 def main() -> None:
@@ -72,15 +76,16 @@ def main() -> None:
             for name, cmd in ((f"1 process x {args.total_envs} envs", single),
                               (f"{args.procs} processes x {args.total_envs // args.procs} envs", multi)):  # fmt: skip
                 log = os.path.join(tmp, f"{rep}_{len(cmd)}")
-                _, _, cpu_fixed = run([*cmd, "--max_iterations", "1", "--log_dir", log + "_base"])
+                _, _, cpu_fixed, _ = run([*cmd, "--max_iterations", "1", "--log_dir", log + "_base"])
                 load0 = os.getloadavg()[0]
-                secs, its, cpu = run([*cmd, "--max_iterations", str(args.iterations), "--log_dir", log])
+                secs, its, cpu, (fwd, bwd, upd) = run([*cmd, "--max_iterations", str(args.iterations), "--log_dir", log])
                 load1 = os.getloadavg()[0]
                 ips = its / secs
                 cpu_per_it = (cpu - cpu_fixed) / (args.iterations - 1)
                 print(f"{name}: {ips:.3f} iterations/s, {ips * args.horizon * args.total_envs:.0f} env-steps/s"
                       f" ({its} iterations in {secs:.1f} s; load average {load0:.2f} -> {load1:.2f});"
-                      f" {cpu_per_it:.2f} CPU s per iteration", flush=True)  # fmt: skip
+                      f" {cpu_per_it:.2f} CPU s per iteration; rank 0 per iteration: rollout {fwd:.2f} s, actor"
+                      f" backward {bwd:.2f} s, rest of the update {upd:.2f} s", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -151,7 +151,8 @@ class ShacRunner:
         try:
             with InterruptGuard() as guard:
                 for it in range(start_it, end_it):
-                    start_state = self._iteration_start_state()
+                    if self.world_size == 1:  # with several ranks a rollout is never interrupted (see _iteration)
+                        start_state = self._iteration_start_state()
                     self._iteration(it, end_it, guard)
                     self._agree_on_interrupt(guard)
                     guard.raise_if_pending()
