@@ -39,7 +39,8 @@ def run(cmd: list[str]) -> tuple[float, int, float, list[float]]:
     run, rank 0's mean rollout / actor backward / rest-of-update seconds over those iterations) of one run."""
     cpu0 = cpu_seconds()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    err = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
     stamps: dict[int, float] = {}
     phases: list[list[float]] = []
     for line in proc.stdout:
@@ -49,7 +50,8 @@ def run(cmd: list[str]) -> tuple[float, int, float, list[float]]:
             if int(m.group(1)) > 1:
                 phases.append([float(m.group(i)) for i in (3, 4, 5)])
     if proc.wait() != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
+        err.seek(0)
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{err.read()[-3000:]}")
     last = max(stamps)
     means = [sum(col) / len(col) for col in zip(*phases)] if phases else [float("nan")] * 3
     return stamps[last] - stamps[1], last - 1, cpu_seconds() - cpu0, means
