@@ -13,6 +13,13 @@ forward-velocity commands (the play configuration).
 Resuming (``--resume <checkpoint>``, or ``agent.resume=True`` with ``agent.load_run``/``agent.load_checkpoint`` as in
 Isaac Lab) finishes the original run: training continues up to ``max_iterations`` iterations in total.
 
+Several processes (one per GPU, or CPU processes on gloo) train one policy with ``--distributed`` under torchrun:
+
+    torchrun --standalone --nnodes 1 --nproc_per_node 2 scripts/train.py --distributed --device cuda ...
+
+Each rank steps ``--num_envs`` envs of its own, seeded ``seed + rank``; ``--device cuda`` means the rank's GPU
+(``cuda:<LOCAL_RANK>``). Rank 0 logs, checkpoints, exports and evaluates (see docs/distributed.md).
+
 Ctrl-C or SIGTERM saves the last completed iteration as ``model_<it>_interrupted.pt`` and exits with status 130 /
 143 (128 + the signal) without export or evaluation (``--eval_on_interrupt`` does both anyway).
 """
@@ -29,6 +36,7 @@ import gymnasium as gym
 import torch
 from isaaclab.utils.seed import configure_seed
 
+from isaaclab_diffsim.rl import distributed
 from isaaclab_diffsim.rl.interrupts import exit_code
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
 from isaaclab_diffsim.utils.cli import resolve_task_cfgs
@@ -40,7 +48,9 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct")
     parser.add_argument("--algo", choices=sorted(AGENT_ENTRY), default="shac")
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:<i> (with --distributed: the rank's GPU)")
+    parser.add_argument("--distributed", action="store_true",
+                        help="one process per device under torchrun (gloo on cpu, nccl on cuda)")  # fmt: skip
     parser.add_argument("--num_envs", type=int, default=None)
     parser.add_argument("--max_iterations", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
@@ -104,10 +114,10 @@ def train_shac(env, agent_cfg, log_dir, args):
 
     runner = ShacRunner(env, agent_cfg, log_dir=log_dir, device=args.device)
     if args.resume:
-        runner.load(args.resume)
+        runner.load(args.resume)  # every rank (each restores its own RNG/env state when the file holds it)
         print(f"[train] resumed from {args.resume} at iteration {runner.current_learning_iteration}")
     runner.learn()  # up to max_iterations in total
-    if runner.interrupted and not args.eval_on_interrupt:
+    if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
     runner.export(os.path.join(log_dir, "exported"))
     return runner, runner.get_inference_policy()
@@ -128,7 +138,7 @@ def train_ppo(env, agent_cfg, log_dir, args):
         runner.load(args.resume)
         print(f"[train] resumed from {args.resume}: {runner.completed_iterations} iterations done")
     runner.learn(init_at_random_ep_len=True)  # up to max_iterations in total
-    if runner.interrupted and not args.eval_on_interrupt:
+    if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
     export_dir = os.path.join(log_dir, "exported")
     runner.export_policy_to_jit(export_dir)
@@ -145,26 +155,48 @@ def train_ppo(env, agent_cfg, log_dir, args):
 
 def main():
     args = parse_args()
+    rank = 0
+    if args.distributed:
+        try:
+            info = distributed.init_distributed(args.device)
+        except (RuntimeError, ValueError) as err:
+            raise SystemExit(f"[train] {err}") from err
+        args.device, rank = info.device, info.rank
+    try:
+        run(args, rank)
+    finally:
+        distributed.shutdown()
+
+
+def run(args, rank: int) -> None:
     env_cfg, agent_cfg = configure(args)
+    env_cfg.seed = env_cfg.seed + rank  # each rank its own envs and noise; rank 0's networks are broadcast
     configure_seed(env_cfg.seed)  # torch, numpy, python (checkpoints store all three)
     torch.set_num_threads(args.torch_threads)
     args.resume = resume_path(args, agent_cfg)
-    if args.log_dir:
+    if rank > 0:
+        log_dir = None  # rank 0 alone logs, checkpoints, exports and evaluates
+    elif args.log_dir:
         log_dir = os.path.abspath(args.log_dir)
         os.makedirs(log_dir, exist_ok=True)
     else:
         stamp = time.strftime("%Y-%m-%d_%H-%M-%S") + (f"_{agent_cfg.run_name}" if agent_cfg.run_name else "")
         log_dir = new_run_dir(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name), stamp)
-    print(f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs, contact {env_cfg.contact_model}, "
-          f"{agent_cfg.max_iterations} iterations, logs in {log_dir}", flush=True)
+    ranks = f" per rank x {distributed.world_size()} ranks" if distributed.is_multi_process() else ""
+    if rank == 0:
+        print(f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs{ranks}, contact "
+              f"{env_cfg.contact_model}, {agent_cfg.max_iterations} iterations, logs in {log_dir}", flush=True)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     t0 = time.time()
     train = train_shac if args.algo == "shac" else train_ppo
     runner, policy = train(env, agent_cfg, log_dir, args)
-    if policy is None:  # interrupted (the checkpoint is saved): stop here
-        print(f"[train] interrupted after {time.time() - t0:.0f} s; resume with --resume {runner.last_checkpoint}",
-              flush=True)  # fmt: skip
+    if runner.interrupted and (policy is None or rank > 0):  # the checkpoint is saved: stop here
+        if rank == 0:
+            print(f"[train] interrupted after {time.time() - t0:.0f} s; resume with --resume {runner.last_checkpoint}",
+                  flush=True)  # fmt: skip
         sys.exit(exit_code(runner.interrupt_signal))
+    if rank > 0:
+        return
     print(f"[train] done in {time.time() - t0:.0f} s; exported policy to {os.path.join(log_dir, 'exported')}", flush=True)
     if args.eval_episodes > 0:
         from isaaclab_diffsim.rl.evaluation import evaluate

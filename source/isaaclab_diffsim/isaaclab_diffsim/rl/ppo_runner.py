@@ -9,6 +9,11 @@
 - :meth:`load` reads with ``weights_only=True`` and raises
   :class:`~isaaclab_diffsim.rl.checkpoints.CheckpointError` for missing, truncated, corrupt or foreign files.
 
+- Multi-process runs use rsl_rl's own support (parameter broadcast, gradient averaging, normaliser all-reduce,
+  logging on rank 0 only). When the caller has already initialised ``torch.distributed`` (``scripts/train.py
+  --distributed``, gloo on CPU or nccl on CUDA), that process group is used; otherwise rsl_rl initialises nccl from
+  torchrun's variables as it does by itself. A signal held on any rank stops every rank after the same iteration.
+
 rsl_rl checkpoints hold no env or RNG state, so a resumed PPO run is not bit for bit the uninterrupted one.
 """
 
@@ -19,6 +24,7 @@ import os
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
+from . import distributed
 from .checkpoints import checkpoint_error, load_checkpoint
 from .interrupts import InterruptGuard, TrainingInterrupted
 
@@ -37,6 +43,21 @@ class DiffOnPolicyRunner(OnPolicyRunner):
         self.interrupt_signal: int | None = None
         self.last_checkpoint: str | None = None
 
+    def _configure_multi_gpu(self) -> None:
+        """rsl_rl's multi-GPU setup, on the caller's process group if one is initialised (rsl_rl alone would require
+        ``cuda:<LOCAL_RANK>`` and initialise nccl itself)."""
+        if not distributed.is_multi_process():
+            super()._configure_multi_gpu()
+            return
+        self.gpu_world_size, self.gpu_global_rank = distributed.world_size(), distributed.rank()
+        self.gpu_local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        self.is_distributed = True
+        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank, "local_rank": self.gpu_local_rank,
+                                 "world_size": self.gpu_world_size}  # fmt: skip
+        device = torch.device(self.device)
+        if device.type == "cuda" and device != torch.device(f"cuda:{self.gpu_local_rank}"):
+            raise ValueError(f"device {self.device!r} is not this rank's GPU cuda:{self.gpu_local_rank}")
+
     def learn(self, num_learning_iterations: int | None = None, init_at_random_ep_len: bool = False) -> None:
         """Train up to ``max_iterations`` iterations in total (default), or ``num_learning_iterations`` more."""
         total = int(self.cfg["max_iterations"]) if num_learning_iterations is None else (
@@ -52,6 +73,10 @@ class DiffOnPolicyRunner(OnPolicyRunner):
         def log_then_check(*args, **kwargs):
             log(*args, **kwargs)  # the iteration's update is applied: it is complete
             self.completed_iterations = self.current_learning_iteration + 1
+            if distributed.is_multi_process():  # every rank stops after the same iteration
+                signum = distributed.any_rank(guard.pending or 0, self.device)
+                if signum and guard.pending is None:
+                    guard.pending = signum
             guard.raise_if_pending()
 
         self.logger.log = log_then_check

@@ -13,6 +13,11 @@ The environment interface the runner needs (a differentiable vectorised env)::
     env.detach()                             # cut the graph of the env's internal state
     env.get_state() -> object, env.set_state(object)   # optional: saved in checkpoints (bit-for-bit resume)
 
+Several processes (``torch.distributed`` initialised, e.g. by ``scripts/train.py --distributed`` under torchrun)
+train one policy: each rank steps its own envs, rank 0's networks are broadcast at the start of :meth:`learn`,
+gradients are averaged before every optimiser step, the normaliser merges all ranks' observations, and only rank 0
+logs and writes checkpoints (give the other ranks ``log_dir=None``). See ``docs/distributed.md``.
+
 The runner does not seed the global RNGs; callers do (``torch.manual_seed(cfg.seed)`` etc.). Checkpoints
 store the RNG states, so a resumed run continues bit for bit when the env also provides
 ``get_state``/``set_state``. With a ``log_dir``, horizons with a bad actor gradient are captured for replay
@@ -21,6 +26,7 @@ store the RNG states, so a resumed run continues bit for bit when the env also p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -30,6 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import distributed
 from ..checkpoints import checkpoint_error, load_checkpoint
 from ..interrupts import InterruptGuard, TrainingInterrupted
 from .capture import HorizonCapture, rng_states, set_rng_states
@@ -61,6 +68,16 @@ class ShacRunner:
         self.log_dir = log_dir
         self.num_envs = int(env.num_envs)
         self.horizon = int(cfg.horizon)
+        self.rank, self.world_size = distributed.rank(), distributed.world_size()
+        if self.world_size > 1:
+            if self.rank > 0 and log_dir is not None:
+                raise ValueError(f"rank {self.rank}: only rank 0 logs and writes checkpoints; pass log_dir=None")
+            counts = distributed.gather_rank_rows(torch.tensor([self.num_envs], device=self.device))
+            if bool((counts != self.num_envs).any()):
+                raise ValueError(f"every rank needs the same number of envs, got {counts.flatten().tolist()}")
+        self._writes_checkpoints = distributed.broadcast_flag(log_dir is not None, device=self.device)
+        """Whether checkpoints are saved (rank 0 has a log_dir); with several ranks, saving gathers every rank's
+        state, so all ranks call :meth:`save` at the same points."""
 
         obs = self.env.reset()
         num_obs = int(getattr(env, "num_obs", obs.shape[-1]))
@@ -123,6 +140,7 @@ class ShacRunner:
             os.makedirs(self.log_dir, exist_ok=True)
             self.writer = SummaryWriter(log_dir=self.log_dir, flush_secs=10)
         self.alg.train_mode()
+        self._broadcast_from_rank0()
         start_it = self.current_learning_iteration
         if num_iterations is None:
             end_it = int(self.cfg.max_iterations)
@@ -133,11 +151,13 @@ class ShacRunner:
         try:
             with InterruptGuard() as guard:
                 for it in range(start_it, end_it):
-                    start_state = self._iteration_start_state()
+                    if self.world_size == 1:  # with several ranks a rollout is never interrupted (see _iteration)
+                        start_state = self._iteration_start_state()
                     self._iteration(it, end_it, guard)
+                    self._agree_on_interrupt(guard)
                     guard.raise_if_pending()
-                if self.log_dir is not None:
-                    path = os.path.join(self.log_dir, f"model_{self.current_learning_iteration}.pt")
+                if self._writes_checkpoints:
+                    path = os.path.join(self.log_dir or "", f"model_{self.current_learning_iteration}.pt")
                     if self.last_checkpoint != path:
                         self.save(path)
         except KeyboardInterrupt as exc:
@@ -149,6 +169,22 @@ class ShacRunner:
             if self.writer is not None:
                 self.writer.flush()
 
+    def _broadcast_from_rank0(self) -> None:
+        """With several ranks: rank 0's networks and normaliser everywhere (the ranks were seeded differently)."""
+        if self.world_size == 1:
+            return
+        distributed.broadcast_module(self.alg.policy)
+        distributed.broadcast_module(self.alg.target_critic)
+        if self.alg.obs_normalizer is not None:
+            distributed.broadcast_module(self.alg.obs_normalizer)
+
+    def _agree_on_interrupt(self, guard: InterruptGuard) -> None:
+        """With several ranks, a signal held on any rank stops all of them after the same iteration."""
+        if self.world_size > 1:
+            signum = distributed.any_rank(guard.pending or 0, self.device)
+            if signum and guard.pending is None:
+                guard.pending = signum
+
     def _iteration(self, it: int, end_it: int, guard: InterruptGuard) -> None:
         """One iteration: rollout (interruptible), then update, logging and checkpoint (interrupts held)."""
         self.capture.begin(self)
@@ -156,8 +192,10 @@ class ShacRunner:
         self.alg.update_learning_rate(it)
         steps = [0]
         recording = self._horizon_recording(it)
+        # With several ranks signals stay held during the rollout (ranks stop together, after an iteration).
+        allowed = guard.allowed() if self.world_size == 1 else contextlib.nullcontext()
         try:
-            with guard.allowed():
+            with allowed:
                 self._in_rollout = True
                 self._rollout(update_normalizer=True, bookkeeping=True, steps=steps, recording=recording)
                 self._in_rollout = False
@@ -165,15 +203,18 @@ class ShacRunner:
         except FloatingPointError as err:  # the env refused a non-finite value: skip like a NaN loss
             self._in_rollout = False
             failed = err
+        if distributed.any_rank(failed is not None, self.device) and failed is None:
+            failed = "the rollout failed on another rank"  # every rank skips this iteration
         sync_device(self.device)
         t1 = time.perf_counter()
         if failed is None:
             stats = self.alg.update()
-            self.total_samples += self.horizon * self.num_envs
+            self.total_samples += self.horizon * self.num_envs * self.world_size
         else:
-            print(f"[SHAC] rollout failed at iteration {it + 1}, step {steps[0]} of the horizon: {failed}")
+            where = f" on rank {self.rank}" if self.world_size > 1 else ""
+            print(f"[SHAC] rollout failed{where} at iteration {it + 1}, step {steps[0]} of the horizon: {failed}")
             stats = self.alg.skip_iteration()
-            self.aborted_samples += steps[0] * self.num_envs
+            self.aborted_samples += steps[0] * self.num_envs  # this rank's
         sync_device(self.device)
         t2 = time.perf_counter()
         if recording is not None:
@@ -196,8 +237,8 @@ class ShacRunner:
             )
         # Periodic checkpoints only after a clean iteration, so "last good checkpoint" means what it says.
         save_due = (it + 1) % max(int(self.cfg.save_interval), 1) == 0
-        if self.log_dir is not None and save_due and self.alg.consecutive_nonfinite == 0:
-            self.save(os.path.join(self.log_dir, f"model_{it + 1}.pt"))
+        if self._writes_checkpoints and save_due and self.alg.consecutive_nonfinite == 0:
+            self.save(os.path.join(self.log_dir or "", f"model_{it + 1}.pt"))
 
     def _iteration_start_state(self) -> dict:
         """What a rollout changes outside the networks (env, RNGs, episode statistics), to undo an interrupted one."""
@@ -219,13 +260,14 @@ class ShacRunner:
             self._set_episode_stats(start_state["episode_stats"])
             if "env" in start_state:
                 self.env.set_state(start_state["env"])
-        if self.log_dir is None:
+        if not self._writes_checkpoints:
             print(f"[SHAC] interrupted ({intr}) after iteration {self.current_learning_iteration}; no log_dir, nothing"
                   " saved", flush=True)  # fmt: skip
             return
-        path = os.path.join(self.log_dir, f"model_{self.current_learning_iteration}_interrupted.pt")
+        path = os.path.join(self.log_dir or "", f"model_{self.current_learning_iteration}_interrupted.pt")
         self.save(path)
-        print(f"[SHAC] interrupted ({intr}): saved iteration {self.current_learning_iteration} to {path}", flush=True)
+        if self.rank == 0:
+            print(f"[SHAC] interrupted ({intr}): saved iteration {self.current_learning_iteration} to {path}", flush=True)
 
     def _horizon_recording(self, it: int):
         """A recording of iteration ``it``'s horizon when ``cfg.record_interval`` says so (and there is a log_dir)."""
@@ -309,7 +351,7 @@ class ShacRunner:
         returns = [r for r in self._returns if np.isfinite(r)]
         mean_return = float(np.mean(returns)) if returns else float("nan")
         mean_length = float(np.mean(self._lengths)) if self._lengths else float("nan")
-        fps = self.horizon * self.num_envs / max(collect_time + learn_time, 1e-9)
+        fps = self.horizon * self.num_envs * self.world_size / max(collect_time + learn_time, 1e-9)
 
         ep_means: dict[str, float] = {}
         for key in {k for info in self._ep_infos for k in info}:
@@ -356,6 +398,8 @@ class ShacRunner:
             w.add_scalar("Perf/backward_time", stats["backward_time"], it)
             w.add_scalar("Perf/update_time", stats["update_time"], it)
 
+        if self.rank > 0:
+            return
         skip = f" | SKIPPED (non-finite, {self.alg.consecutive_nonfinite} in a row)" if stats["nonfinite"] else ""
         if stats["exploding_skipped"]:
             skip += f" | actor step skipped (gradient norm above {self.alg.cfg.max_actor_grad_norm:g})"
@@ -395,36 +439,55 @@ class ShacRunner:
 
         The file holds tensors and plain data only (``torch.load(..., weights_only=True)`` reads it, if ``infos``
         is plain data too) and is written to ``<path>.tmp`` first, then renamed, so it is never seen half written.
+
+        With several ranks every rank must call it (collective): rank 0 writes the file, with the networks (the
+        same on all ranks), its own RNG/env/episode state at the top level as in a single-process checkpoint, and
+        every rank's RNG/env/episode state in ``rank_states`` (a list in rank order); the other ranks write nothing.
         """
+        own = self._rank_state()
+        rank_states = distributed.gather_objects_to_rank0(_to_cpu(own)) if self.world_size > 1 else None
+        self.last_checkpoint = path
+        if self.alg.consecutive_nonfinite == 0:
+            self.last_good_checkpoint = path
+        if self.rank > 0:
+            return
         state = self.alg.state_dict()
         state.update(
             iter=self.current_learning_iteration,
             total_samples=self.total_samples,
             aborted_samples=self.aborted_samples,
             wall_time=self.wall_time,
-            rng_state=rng_states(),
-            episode_stats=self._episode_stats(),
             cfg=self.cfg.to_dict(),
             infos=infos,
+            **own,
         )
-        if hasattr(self.env, "get_state") and hasattr(self.env, "set_state"):
-            self.env.detach()
-            state["env_state"] = _detached(self.env.get_state())
+        if rank_states is not None:
+            state["rank_states"] = rank_states
         d = os.path.dirname(os.path.abspath(path))
         os.makedirs(d, exist_ok=True)
         tmp = path + ".tmp"
         torch.save(state, tmp)
         os.replace(tmp, path)
-        self.last_checkpoint = path
-        if self.alg.consecutive_nonfinite == 0:
-            self.last_good_checkpoint = path
+
+    def _rank_state(self) -> dict:
+        """What differs between ranks: RNG states, episode statistics, and the env state if the env provides it."""
+        own = {"rng_state": rng_states(), "episode_stats": self._episode_stats()}
+        if hasattr(self.env, "get_state") and hasattr(self.env, "set_state"):
+            self.env.detach()
+            own["env_state"] = _detached(self.env.get_state())
+        return own
 
     def load(self, path: str, load_optimizer: bool = True, restore_rng: bool = True, restore_env: bool = True) -> dict:
         """Load a checkpoint written by :meth:`save`; returns its ``infos``.
 
         With the defaults, the next :meth:`learn` iteration reproduces the saved run bit for bit (given the
-        same cfg, env and device, and an env with ``get_state``/``set_state``). A missing, truncated, corrupt or
-        foreign file, or one saved with other network sizes, raises
+        same cfg, env and device, and an env with ``get_state``/``set_state``).
+
+        With several ranks every rank loads the file. If it holds ``rank_states`` for this number of ranks, each
+        rank restores its own RNG, env and episode state (a distributed run resumes bit for bit); otherwise rank 0
+        restores the top-level state and the other ranks keep their own (freshly seeded RNG, freshly reset envs).
+
+        A missing, truncated, corrupt or foreign file, or one saved with other network sizes, raises
         :class:`~isaaclab_diffsim.rl.checkpoints.CheckpointError` naming the file and the previous checkpoint.
         """
         state = load_checkpoint(path, self.CHECKPOINT_KEYS, "SHAC runner", map_location=self.device)
@@ -439,12 +502,21 @@ class ShacRunner:
             self.total_samples = int(state.get("total_samples", 0))
             self.aborted_samples = int(state.get("aborted_samples", 0))
             self.wall_time = float(state.get("wall_time", 0.0))
-            if state.get("episode_stats") is not None:
-                self._set_episode_stats(state["episode_stats"])
-        if restore_rng and "rng_state" in state:
-            set_rng_states(state["rng_state"])
-        if restore_env and "env_state" in state and hasattr(self.env, "set_state"):
-            self.env.set_state(state["env_state"])
+        own = state
+        ranks = state.get("rank_states")
+        if self.world_size > 1:
+            if ranks is not None and len(ranks) == self.world_size:
+                own = ranks[self.rank]
+            elif self.rank > 0:
+                own = {}
+                print(f"[SHAC] rank {self.rank}: {path} holds no state for rank {self.rank} of {self.world_size}"
+                      " (saved with another number of ranks): keeping this rank's seeded RNG and envs", flush=True)  # fmt: skip
+        if load_optimizer and own.get("episode_stats") is not None:
+            self._set_episode_stats(_to_device(own["episode_stats"], self.device))
+        if restore_rng and "rng_state" in own:
+            set_rng_states(own["rng_state"])
+        if restore_env and "env_state" in own and hasattr(self.env, "set_state"):
+            self.env.set_state(_to_device(own["env_state"], self.env.device))
         self.last_checkpoint = self.last_good_checkpoint = path
         return state.get("infos")
 
@@ -486,6 +558,27 @@ class ShacRunner:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+
+
+def _to_cpu(x):
+    """Tensors nested in dicts/lists/tuples moved to the CPU (what is gathered between ranks)."""
+    return _map_tensors(x, lambda t: t.cpu())
+
+
+def _to_device(x, device):
+    return _map_tensors(x, lambda t: t.to(device))
+
+
+def _map_tensors(x, fn):
+    if isinstance(x, torch.Tensor):
+        return fn(x)
+    if isinstance(x, dict):
+        return {k: _map_tensors(v, fn) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(_map_tensors(v, fn) for v in x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(_map_tensors(v, fn) for v in x)
+    return x
 
 
 class _ExportablePolicy(torch.nn.Module):

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 import torch
 import torch.nn as nn
 
+from .. import distributed
+
 if TYPE_CHECKING:
     from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
 
@@ -79,14 +81,38 @@ class RunningObsNormalizer(nn.Module):
         self.register_buffer("count", torch.tensor(float(init_count), dtype=torch.float64))
 
     @torch.no_grad()
-    def update(self, x: torch.Tensor) -> None:
+    def batch_moments(self, x: torch.Tensor) -> torch.Tensor:
+        """``[n, mean..., var...]`` (float64, population variance) of the finite rows of ``x``; zeros if none."""
         x = x.detach().reshape(-1, self.mean.shape[0])
         x = x[torch.isfinite(x).all(dim=1)].to(torch.float64)
         n = x.shape[0]
         if n == 0:
+            return torch.zeros(1 + 2 * self.mean.shape[0], dtype=torch.float64, device=self.mean.device)
+        n_t = torch.full((1,), float(n), dtype=torch.float64, device=x.device)
+        return torch.cat([n_t, x.mean(dim=0), x.var(dim=0, unbiased=False)])
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        self.update_from_moments(self.batch_moments(x))
+
+    @torch.no_grad()
+    def update_from_moments(self, moments: torch.Tensor) -> None:
+        """Merge a batch given by :meth:`batch_moments`; a (W, ...) stack (one row per rank) is first combined in
+        row order into the moments of the union of the batches."""
+        d = self.mean.shape[0]
+        if moments.dim() == 2:
+            counts, means, variances = moments[:, 0], moments[:, 1 : 1 + d], moments[:, 1 + d :]
+            n = float(counts.sum())
+            if n == 0:
+                return
+            w = (counts / n).unsqueeze(-1)
+            mean = (w * means).sum(dim=0)
+            var = (w * (variances + (means - mean).square())).sum(dim=0)
+            moments = torch.cat([counts.sum().reshape(1), mean, var])
+        n = float(moments[0])
+        if n == 0:
             return
-        batch_mean = x.mean(dim=0)
-        batch_var = x.var(dim=0, unbiased=False)
+        batch_mean, batch_var = moments[1 : 1 + d], moments[1 + d :]
         delta = batch_mean - self.mean
         total = self.count + n
         m2 = self.var * self.count + batch_var * n + delta.square() * self.count * n / total
@@ -184,6 +210,11 @@ class ShacInferencePolicy(nn.Module):
 
 def _is_finite(x: torch.Tensor) -> bool:
     return bool(torch.isfinite(x).all())
+
+
+def _loss_or_nan(loss: torch.Tensor, finite: bool) -> torch.Tensor:
+    """The detached loss as a 1-element tensor, NaN when it is not finite (what the ranks average to agree)."""
+    return loss.detach().reshape(1) if finite else torch.full((1,), float("nan"), device=loss.device)
 
 
 def sync_device(device: torch.device) -> None:
@@ -423,22 +454,28 @@ class SHAC:
         self._actor_loss_sum = None
         actor_skipped = exploding = False
         backward_time = 0.0
-        stats["actor_loss"] = float(loss.detach())
-        if not _is_finite(loss.detach()):
-            actor_skipped, grad_norm = True, float("nan")
-        else:
+        params = self.policy.actor_parameters()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        local_ok = _is_finite(loss.detach())
+        if local_ok:
             if not loss.requires_grad:
                 raise RuntimeError(
                     "SHAC actor loss has no gradient: the horizon was collected with grad disabled, or env.step's"
                     " rewards/observations are not differentiable functions of the actions."
                 )
-            self.actor_optimizer.zero_grad(set_to_none=True)
             sync_device(self.device)
             t0 = time.perf_counter()
             loss.backward()
             sync_device(self.device)
             backward_time = time.perf_counter() - t0
-            params = self.policy.actor_parameters()
+        # With several ranks: gradients and loss averaged (a non-finite loss on any rank makes the average non-finite,
+        # so all ranks skip together), and every decision below is taken on the same numbers on every rank.
+        loss_value = distributed.average_gradients(params, _loss_or_nan(loss, local_ok))
+        stats["actor_loss"] = float(loss_value)
+        if not _is_finite(loss_value):
+            actor_skipped, grad_norm = True, float("nan")
+            self.actor_optimizer.zero_grad(set_to_none=True)
+        else:
             grad_norm_t = torch.nn.utils.clip_grad_norm_(params, max_norm)
             grad_norm = float(grad_norm_t)
             limit = self.cfg.max_actor_grad_norm
@@ -463,13 +500,20 @@ class SHAC:
         targets = self.compute_target_values()
         obs = self.obs_buf.reshape(-1, self.num_obs)
         tgt = targets.reshape(-1)
-        stats["mean_step_reward"] = float(self.rew_buf.mean())
-        stats["target_value_mean"] = float(tgt.mean())
+        data_bad = float(not (_is_finite(obs) and _is_finite(tgt)))
+        if distributed.is_multi_process():  # averaged for the log; the critic data checked on every rank
+            means = torch.stack([self.rew_buf.mean(), tgt.mean(), torch.tensor(data_bad, device=self.device)])
+            mean_rew, mean_tgt, data_bad = distributed.mean_over_ranks(means).tolist()
+        else:
+            mean_rew, mean_tgt = float(self.rew_buf.mean()), float(tgt.mean())
+        stats["mean_step_reward"] = mean_rew
+        stats["target_value_mean"] = mean_tgt
         critic_loss_sum, n_batches, n_steps = 0.0, 0, 0
-        if not (_is_finite(obs) and _is_finite(tgt)):
+        if data_bad > 0:
             critic_skipped = True
             critic_loss = float("nan")
         else:
+            critic_params = list(self.policy.critic.parameters())
             n = obs.shape[0]
             nmb = max(1, min(int(self.cfg.num_critic_minibatches), n))
             for epoch in range(int(self.cfg.critic_iterations)):
@@ -478,11 +522,15 @@ class SHAC:
                 for idx in perm.chunk(nmb):
                     pred = self.policy.critic(obs[idx]).squeeze(-1)
                     c_loss = (pred - tgt[idx]).square().mean()
-                    if not _is_finite(c_loss.detach()):
-                        critic_skipped = True
-                        continue
                     self.critic_optimizer.zero_grad(set_to_none=True)
-                    c_loss.backward()
+                    local_ok = _is_finite(c_loss.detach())
+                    if local_ok:
+                        c_loss.backward()
+                    c_value = distributed.average_gradients(critic_params, _loss_or_nan(c_loss, local_ok))
+                    if not _is_finite(c_value):
+                        critic_skipped = True
+                        self.critic_optimizer.zero_grad(set_to_none=True)
+                        continue
                     gn = torch.nn.utils.clip_grad_norm_(self.policy.critic.parameters(), max_norm)
                     if not _is_finite(gn):
                         critic_skipped = True
@@ -491,7 +539,7 @@ class SHAC:
                     self.critic_optimizer.step()
                     n_steps += 1
                     if last_epoch:
-                        critic_loss_sum += float(c_loss.detach())
+                        critic_loss_sum += float(c_value)
                         n_batches += 1
             critic_loss = critic_loss_sum / n_batches if n_batches else float("nan")
             if n_steps:
@@ -509,13 +557,29 @@ class SHAC:
             self.consecutive_nonfinite += 1
         else:
             self.consecutive_nonfinite = 0
-            for x in self._norm_pending:  # in step order, as if merged during the rollout
-                self.obs_normalizer.update(x)
+            self._merge_pending_observations()
         self._norm_pending = []
         stats["nonfinite_count"] = float(self.nonfinite_count)
         stats["mean_std"] = float(self.policy.std.detach().mean())
         self._step = 0
         return stats
+
+    def _merge_pending_observations(self) -> None:
+        """Merge the horizon's observations into the normaliser, step by step as if merged during the rollout.
+
+        With several ranks each step's batch is the union of all ranks' envs: the per-rank moments (count, mean,
+        variance) are gathered and combined in rank order, so every rank ends with the same statistics."""
+        if not self._norm_pending:
+            return
+        norm = self.obs_normalizer
+        if not distributed.is_multi_process():
+            for x in self._norm_pending:
+                norm.update(x)
+            return
+        local = torch.stack([norm.batch_moments(x) for x in self._norm_pending])  # (steps, 1 + 2 d)
+        per_rank = distributed.gather_rank_rows(local)  # (ranks, steps, 1 + 2 d)
+        for step in range(per_rank.shape[1]):
+            norm.update_from_moments(per_rank[:, step])
 
     # ------------------------------------------------------------------ inference, state
 
