@@ -108,11 +108,12 @@ def test_results_page_lists_each_experiment_with_its_command(tmp_path):
         out.mkdir(parents=True)
         write_result(str(out), {"name": name, "description": f"about {name}", "command": f"run.py experiment={name}",
                                 "config": "", "machine": "cpu", "wall_s": 90.0, "tables": ["| a |"],
-                                "figures": ["f.png"]})  # fmt: skip
+                                "figures": ["f.png"], "jobs": {"count": 3, "wall_s": 600.0}})  # fmt: skip
     page = write_results_page(str(tmp_path / "results"), str(tmp_path / "docs" / "results.md"))
     text = open(page).read()
     assert text.index("## table1") < text.index("## gait")  # the paper's order
     assert "`run.py experiment=gait`" in text and "1.5 min" in text and "](../results/gait/f.png)" in text
+    assert "its 3 jobs" in text and "10.0 min of process wall time" in text
     assert json.load(open(tmp_path / "results" / "gait" / "result.json"))["finished"]
 
 

@@ -30,6 +30,18 @@ KINDS = {
 }
 
 
+def job_times(directory: str) -> dict:
+    """Number and summed wall time of the completed jobs under ``directory`` (reused ones included)."""
+    import glob
+    import json
+
+    walls = []
+    for path in glob.glob(os.path.join(directory, "**", "done.json"), recursive=True):
+        with open(path) as f:
+            walls.append(float(json.load(f).get("wall_s", 0.0)))
+    return {"count": len(walls), "wall_s": sum(walls)}
+
+
 def main(argv: list[str]) -> None:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
@@ -60,6 +72,7 @@ def main(argv: list[str]) -> None:
     result.update(
         name=exp["name"], description=exp.get("description") or "", command=command,
         config=OmegaConf.to_yaml(cfg), machine=machine_description(size["device"]), wall_s=time.time() - t0,
+        jobs=job_times(os.path.join(ctx.runs_dir, exp["name"])),
     )  # fmt: skip
     write_result(out_dir, result)
     page = write_results_page(os.path.join(REPO, cfg.results_dir), os.path.join(REPO, cfg.results_page))

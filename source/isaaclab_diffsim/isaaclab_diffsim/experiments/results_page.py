@@ -33,6 +33,14 @@ def write_result(out_dir: str, result: dict) -> str:
     return path
 
 
+def _jobs_text(jobs: dict | None) -> str:
+    if not jobs or not jobs.get("count"):
+        return ""
+    n = jobs["count"]
+    return (f"; its {n} job{'s' if n != 1 else ''} (training, evaluation, rollouts, scripts; reused ones included) "
+            f"took {jobs['wall_s'] / 60:.1f} min of process wall time in all" + (", several at a time" if n > 1 else ""))
+
+
 def _section(name: str, result: dict, results_dir: str, page_dir: str) -> list[str]:
     lines = [f"## {name}", ""]
     if result.get("description"):
@@ -41,7 +49,8 @@ def _section(name: str, result: dict, results_dir: str, page_dir: str) -> list[s
         f"- Command: `{result['command']}`",
         f"- Config (composed): [{name}/config.yaml]({os.path.relpath(os.path.join(results_dir, name, 'config.yaml'), page_dir)})",
         f"- Machine: {result['machine']}",
-        f"- Wall time: {result['wall_s'] / 60:.1f} min (finished {result.get('finished', '?')})",
+        f"- Wall time: {result['wall_s'] / 60:.1f} min for the last invocation (finished {result.get('finished', '?')})"
+        + _jobs_text(result.get("jobs")),
         "",
     ]
     for table in result.get("tables", []):
