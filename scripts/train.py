@@ -9,7 +9,8 @@ are validated after them (a bad value is an error naming the field). The flags (
 overrides of the same field, as in Isaac Lab's train scripts. The configs are written to ``<log_dir>/params/env.yaml``
 and ``agent.yaml``. After training the deployment bundle (``policy.onnx``, ``policy.pt``: the complete controller
 with normaliser, action scale, default pose and gait generator; ``io.yaml``: its inputs and outputs, see
-``isaaclab_diffsim.deploy``) is written into ``<log_dir>/exported`` and, unless ``--eval_episodes 0``, evaluated in hard contact with
+``isaaclab_diffsim.deploy``) is written into ``<log_dir>/exported`` and, unless ``--eval_episodes 0``, evaluated
+in hard contact with
 forward-velocity commands (the play configuration).
 
 Resuming (``--resume <checkpoint>``, or ``agent.resume=True`` with ``agent.load_run``/``agent.load_checkpoint`` as in

@@ -124,7 +124,8 @@ def test_onnx_loop_reproduces_the_torch_evaluation(bundle):
 def test_mismatched_bundles_are_refused(bundle):
     _, _, out = bundle
     usd = make_env(num_envs=1, asset_source="usd")  # legs LF, LH, RF, RH; the bundle's urdf env has LF, RF, LH, RH
-    with pytest.raises(BundleMismatchError, match=r"joint order differs: bundle \['LF_HAA', 'LF_HFE', 'LF_KFE', 'RF_HAA'"):
+    order = r"joint order differs: bundle \['LF_HAA', 'LF_HFE', 'LF_KFE', 'RF_HAA'"
+    with pytest.raises(BundleMismatchError, match=order):
         OnnxBundlePolicy(str(out), usd)
     no_gait = make_env(num_envs=1)
     no_gait.cfg.gait.period_s = no_gait.cfg.gait.joint_swing_scale = 0.0

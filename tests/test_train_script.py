@@ -125,13 +125,15 @@ def test_export_and_onnx_play_reproduce_torch_play(tmp_path):
     torch_play = _play("--checkpoint", str(d / "model_2.pt"), overrides=("agent.policy.actor_hidden_dims=[16]",
                        "agent.policy.critic_hidden_dims=[16]"))  # fmt: skip
     onnx_play = _play("--onnx", str(tmp_path / "bundle"))
-    assert torch_play.returncode == 0 and onnx_play.returncode == 0, torch_play.stderr[-2000:] + onnx_play.stderr[-2000:]
+    assert torch_play.returncode == 0, torch_play.stderr[-2000:]
+    assert onnx_play.returncode == 0, onnx_play.stderr[-2000:]
 
     def metrics(out):
         """(return mean, return std, tracking error, fall rate %, length) of the summary line."""
         (line,) = [ln for ln in out.splitlines() if ln.startswith("[play]") and "episodes 4:" in ln]
-        m = re.search(r"return (\S+) \+- (\S+), lin-vel tracking error (\S+) m/s, fall rate (\S+) %, length (\S+) steps",
-                      line)  # fmt: skip
+        number = r"(\S+)"
+        m = re.search(rf"return {number} \+- {number}, lin-vel tracking error {number} m/s, fall rate {number} %, "
+                      rf"length {number} steps", line)  # fmt: skip
         return [float(x) for x in m.groups()]
 
     ref, got = metrics(torch_play.stdout), metrics(onnx_play.stdout)

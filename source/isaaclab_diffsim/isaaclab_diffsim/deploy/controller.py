@@ -38,7 +38,8 @@ class DeployedController(nn.Module):
         self.gait_period_s = float(gait_period_s)
         self.use_gait = self.gait_period_s > 0.0
         self.joint_swing_scale = float(joint_swing_scale)
-        offsets = torch.zeros(n) if joint_phase_offsets is None else torch.as_tensor(joint_phase_offsets, dtype=torch.float32)
+        offsets = torch.zeros(n) if joint_phase_offsets is None else torch.as_tensor(joint_phase_offsets)
+        offsets = offsets.to(torch.float32)
         if offsets.shape != (n,):
             raise ValueError(f"joint_phase_offsets needs one entry per joint ({n}), got shape {tuple(offsets.shape)}")
         self.register_buffer("joint_phase_offsets", offsets.clone())

@@ -57,7 +57,8 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
             ],
             "outputs": [
                 {"name": "joint_pos_target", "shape": ["N", nj], "dtype": "float32",
-                 "description": "joint position targets [rad] for the PD drives, joint order articulations.robot.joint_names"},
+                 "description": "joint position targets [rad] for the PD drives, in the joint order of "
+                                "articulations.robot.joint_names"},
                 {"name": "actions", "shape": ["N", nj], "dtype": "float32",
                  "description": "raw policy actions: feed back as the next observation's last_action"},
             ],
@@ -121,8 +122,10 @@ def check_env_matches(io: dict, env) -> None:
     env_joints = list(env.info["joint_names"])
     if joints != env_joints:
         diff = [f"{i}: bundle {a} env {b}" for i, (a, b) in enumerate(zip(joints, env_joints)) if a != b]
-        raise BundleMismatchError(f"joint order differs: bundle {joints}, env {env_joints}"
-                                  f" (first differences {diff[:4]}; lengths {len(joints)} vs {len(env_joints)})")  # fmt: skip
+        raise BundleMismatchError(
+            f"joint order differs: bundle {joints}, env {env_joints} (first differences {diff[:4]}; lengths "
+            f"{len(joints)} vs {len(env_joints)})"
+        )
     names = [t["name"] for t in io["observations"]["policy"]]
     expected = [n for n, _, _ in OBSERVATION_TERMS]
     if names != expected:

@@ -87,5 +87,6 @@ class OnnxBundlePolicy:
             env_targets = env.default_leg + env.cfg.action_scale * a
             if env.cfg.gait.joint_swing_scale > 0:
                 env_targets = env_targets + env.trajectory_generator_offsets()
-        self.max_target_error = max(self.max_target_error, float((torch.from_numpy(targets) - env_targets.cpu()).abs().max()))
+        error = float((torch.from_numpy(targets) - env_targets.cpu()).abs().max())
+        self.max_target_error = max(self.max_target_error, error)
         return a
