@@ -7,6 +7,10 @@ Prints mean return +- std, mean linear-velocity tracking error and fall rate ove
 (see :func:`~isaaclab_diffsim.rl.evaluation.evaluate`). Uses the task's -Play
 configuration (forward-velocity commands in [-1, 1] m/s, no pushes); overrides as in train.py.
 
+Deployment-loop check: ``--onnx BUNDLE_DIR`` (instead of ``--checkpoint``) drives the simulation through the
+bundle's ``policy.onnx`` with onnxruntime only, its observations built from the simulated state as ``io.yaml``
+declares; a bundle whose joint order, observation terms/size, gait or dt differ from the task's is refused.
+
 Visual debugging (docs/visual_debugging.md):
 
     --record out.usd [--record_envs 4 --record_steps 500]   time-sampled USD of the evaluation's first steps:
@@ -121,7 +125,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct-Play")
     parser.add_argument("--algo", choices=sorted(AGENT_ENTRY), default="shac")
-    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--checkpoint", default=None, help="checkpoint to evaluate (or --onnx)")
+    parser.add_argument("--onnx", default=None, help="deployment bundle directory: drive the env through its "
+                        "policy.onnx with onnxruntime only, observations built as its io.yaml says")
     parser.add_argument("--contact_model", choices=("hard", "smoothed", "soft"), default="hard")
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--num_envs", type=int, default=None, help="default: --episodes (one round of episodes)")
@@ -139,6 +145,10 @@ def main():
     parser.add_argument("--video_length", type=int, default=200, help="steps in the video")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
+    if (args.checkpoint is None) == (args.onnx is None):
+        parser.error("give exactly one of --checkpoint and --onnx")
+    if args.onnx and args.record_grad_horizon > 0:
+        parser.error("--record_grad_horizon differentiates the policy: it needs --checkpoint, not --onnx")
     torch.set_num_threads(1)
     env_cfg, agent_cfg = resolve_task_cfgs(args.task, AGENT_ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
@@ -155,16 +165,28 @@ def main():
         except (ValueError, ImportError) as err:
             raise SystemExit(f"[play] {err}") from err
     env = gym.make(args.task, cfg=env_cfg).unwrapped
-    policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
+    if args.onnx:
+        from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy
+
+        try:
+            policy = OnnxBundlePolicy(args.onnx, env)
+        except BundleMismatchError as err:
+            raise SystemExit(f"[play] bundle {args.onnx} does not fit task {args.task}: {err}") from err
+    else:
+        policy = load_policy(args.algo, env, agent_cfg, args.checkpoint, args.device)
     callbacks, finish = [], []
     if args.record and args.record_grad_horizon <= 0:
         callbacks.append(make_recording(env, args, finish))
     if viz:
         callbacks.append(make_visualizer_step(env, args, finish))
+    env.reset(seed=env_cfg.seed)  # the same episodes whatever loading the policy drew from the env's generator
     t0 = time.perf_counter()
     result = evaluate(env, policy, args.episodes, step_callback=(lambda: [c() for c in callbacks]) if callbacks else None)
-    print(f"[play] {args.algo} {os.path.basename(args.checkpoint)}, {args.contact_model} contact: {result.summary()} "
-          f"({time.perf_counter() - t0:.1f} s)")
+    source = f"onnx {args.onnx}" if args.onnx else f"{args.algo} {os.path.basename(args.checkpoint)}"
+    print(f"[play] {source}, {args.contact_model} contact: {result.summary()} ({time.perf_counter() - t0:.1f} s)")
+    if args.onnx:
+        print(f"[play] onnx controller vs env: max |joint_pos_target - env target| {policy.max_target_error:.3g} rad, "
+              f"max |built obs - env obs| {policy.max_obs_error:.3g}")
     for f in finish:
         f()
     if args.record and args.record_grad_horizon > 0:

@@ -6,8 +6,11 @@
 Overrides are Isaac Lab's: ``env.<field>=value`` / ``agent.<field>=value`` (nested fields with dots), resolved by
 Isaac Lab's hydra task-config helper; an unknown key or a value of the wrong type is refused before, and both configs
 are validated after them (a bad value is an error naming the field). The flags (--num_envs, --seed, ...) win over
-overrides of the same field, as in Isaac Lab's train scripts. After training the policy is exported (ONNX +
-TorchScript) into ``<log_dir>/exported`` and, unless ``--eval_episodes 0``, evaluated in hard contact with
+overrides of the same field, as in Isaac Lab's train scripts. The configs are written to ``<log_dir>/params/env.yaml``
+and ``agent.yaml``. After training the deployment bundle (``policy.onnx``, ``policy.pt``: the complete controller
+with normaliser, action scale, default pose and gait generator; ``io.yaml``: its inputs and outputs, see
+``isaaclab_diffsim.deploy``) is written into ``<log_dir>/exported`` and, unless ``--eval_episodes 0``, evaluated
+in hard contact with
 forward-velocity commands (the play configuration).
 
 Resuming (``--resume <checkpoint>``, or ``agent.resume=True`` with ``agent.load_run``/``agent.load_checkpoint`` as in
@@ -36,6 +39,7 @@ import gymnasium as gym
 import torch
 from isaaclab.utils.seed import configure_seed
 
+from isaaclab_diffsim.deploy import dump_params, export_bundle
 from isaaclab_diffsim.rl import distributed
 from isaaclab_diffsim.rl.interrupts import exit_code
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
@@ -119,7 +123,7 @@ def train_shac(env, agent_cfg, log_dir, args):
     runner.learn()  # up to max_iterations in total
     if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
-    runner.export(os.path.join(log_dir, "exported"))
+    export_bundle(env, runner.get_inference_policy("cpu"), os.path.join(log_dir, "exported"), env.cfg.to_dict(), "shac")
     return runner, runner.get_inference_policy()
 
 
@@ -140,11 +144,10 @@ def train_ppo(env, agent_cfg, log_dir, args):
     runner.learn(init_at_random_ep_len=True)  # up to max_iterations in total
     if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
-    export_dir = os.path.join(log_dir, "exported")
-    runner.export_policy_to_jit(export_dir)
-    runner.export_policy_to_onnx(export_dir)
-    policy = runner.get_inference_policy(device=args.device)
     clip = agent_cfg.clip_actions
+    actor = runner.alg.get_policy().as_jit().to("cpu").eval()  # normaliser + MLP + deterministic output
+    export_bundle(env, actor, os.path.join(log_dir, "exported"), env.cfg.to_dict(), "ppo", action_clip=clip)
+    policy = runner.get_inference_policy(device=args.device)
 
     def act(obs):
         a = policy({"policy": obs})
@@ -182,6 +185,8 @@ def run(args, rank: int) -> None:
     else:
         stamp = time.strftime("%Y-%m-%d_%H-%M-%S") + (f"_{agent_cfg.run_name}" if agent_cfg.run_name else "")
         log_dir = new_run_dir(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name), stamp)
+    if log_dir is not None:
+        dump_params(log_dir, env_cfg, agent_cfg)  # <log_dir>/params/env.yaml, agent.yaml (Isaac Lab's layout)
     ranks = f" per rank x {distributed.world_size()} ranks" if distributed.is_multi_process() else ""
     if rank == 0:
         print(f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs{ranks}, contact "

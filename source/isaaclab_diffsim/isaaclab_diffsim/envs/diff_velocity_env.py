@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 import warp as wp
+from isaaclab.utils.string import string_to_callable
 
 from ..assets.anymal_c import LEGS, build_anymal_c_model
 from ..bridge import DiffSimulator
@@ -36,7 +37,11 @@ class DiffVelocityEnv(gym.Env):
     num_actions = NLEG
 
     def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
-        cfg = cfg if cfg is not None else DiffVelocityEnvCfg()
+        """``cfg`` None: the task's registered config when gymnasium passes ``env_cfg_entry_point`` (``gym.make(id)``),
+        else the class defaults. Other keyword arguments override config fields (``gym.make(id, num_envs=4)``)."""
+        if cfg is None:  # gym.make(task_id) without cfg=: the config registered for the task id
+            entry = overrides.get("env_cfg_entry_point")
+            cfg = string_to_callable(entry)() if entry else DiffVelocityEnvCfg()
         for key, value in overrides.items():
             if key.endswith("_entry_point"):  # gymnasium passes the registration kwargs through
                 continue

@@ -435,7 +435,8 @@ class ShacRunner:
     """Keys every SHAC checkpoint has (a file without them was written by something else)."""
 
     def save(self, path: str, infos: dict | None = None) -> None:
-        """Save models, optimisers, normaliser, counters, RNG states (and env state if the env provides it).
+        """Save models, optimisers, normaliser, counters, RNG states, the env cfg (``env_cfg``, a plain dict) and the
+        env state if the env provides it.
 
         The file holds tensors and plain data only (``torch.load(..., weights_only=True)`` reads it, if ``infos``
         is plain data too) and is written to ``<path>.tmp`` first, then renamed, so it is never seen half written.
@@ -458,6 +459,7 @@ class ShacRunner:
             aborted_samples=self.aborted_samples,
             wall_time=self.wall_time,
             cfg=self.cfg.to_dict(),
+            env_cfg=env_cfg_dict(self.env),
             infos=infos,
             **own,
         )
@@ -558,6 +560,13 @@ class ShacRunner:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+
+
+def env_cfg_dict(env) -> dict | None:
+    """The env's config as plain data (what checkpoints store, readable with ``weights_only=True``); None if the env
+    has no configclass ``cfg``."""
+    cfg = getattr(env, "cfg", None)
+    return cfg.to_dict() if hasattr(cfg, "to_dict") else None
 
 
 def _to_cpu(x):

@@ -1,0 +1,56 @@
+"""Writing a deployment bundle (``policy.onnx``, ``policy.pt``, ``io.yaml``) and a run's ``params/`` files."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from torch import nn
+
+from .controller import DeployedController
+from .io_spec import build_io, write_io
+
+ONNX_OPSET = 18
+
+
+def controller_for_env(env, policy: nn.Module, action_clip: float | None = None) -> DeployedController:
+    """The :class:`DeployedController` of ``policy`` (raw obs -> actions) on ``env``'s joints, scale and gait."""
+    cfg = env.cfg
+    return DeployedController(
+        policy, cfg.action_scale, env.default_leg.detach().cpu(), env.step_dt, gait_period_s=cfg.gait.period_s,
+        joint_swing_scale=cfg.gait.joint_swing_scale,
+        joint_phase_offsets=env.gait_offsets[env.joint_legs].detach().cpu(), action_clip=action_clip,
+    ).eval()
+
+
+def export_bundle(env, policy: nn.Module, out_dir: str, train_env_cfg: dict, algorithm: str,
+                  action_clip: float | None = None) -> dict:  # fmt: skip
+    """Write ``policy.onnx``, ``policy.pt`` (TorchScript) and ``io.yaml`` into ``out_dir``; returns their paths.
+
+    ``policy`` maps raw observations (gait clock included when the env has one) to actions, on the CPU;
+    ``train_env_cfg`` is the env cfg of training as a dict (its contact model and gait go into io.yaml).
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    controller = controller_for_env(env, policy, action_clip)
+    io = build_io(env, train_env_cfg, {"algorithm": algorithm, "action_clip": action_clip})
+    num_obs = io["controller"]["inputs"][0]["shape"][1]
+    obs, step = torch.zeros(1, num_obs), torch.zeros(1, 1)
+    paths = {k: os.path.join(out_dir, f) for k, f in
+             (("onnx", "policy.onnx"), ("torchscript", "policy.pt"), ("io", "io.yaml"))}  # fmt: skip
+    with torch.no_grad():
+        torch.onnx.export(
+            controller, (obs, step), paths["onnx"], input_names=["obs", "step"],
+            output_names=["joint_pos_target", "actions"], opset_version=ONNX_OPSET, dynamo=False,
+            dynamic_axes={"obs": {0: "N"}, "step": {0: "N"}, "joint_pos_target": {0: "N"}, "actions": {0: "N"}},
+        )
+        torch.jit.script(controller).save(paths["torchscript"])
+    write_io(io, paths["io"])
+    return paths
+
+
+def dump_params(log_dir: str, env_cfg, agent_cfg) -> None:
+    """``<log_dir>/params/env.yaml`` and ``agent.yaml``, as Isaac Lab's train scripts write them."""
+    from isaaclab.utils.io import dump_yaml
+
+    dump_yaml(os.path.join(log_dir, "params", "env.yaml"), env_cfg)
+    dump_yaml(os.path.join(log_dir, "params", "agent.yaml"), agent_cfg)

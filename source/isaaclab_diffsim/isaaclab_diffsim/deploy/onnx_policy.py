@@ -1,0 +1,92 @@
+"""Driving a DiffVelocityEnv with a bundle through onnxruntime only: observations built in numpy as ``io.yaml``
+declares them from the simulated state (the robot's state estimate), the commands and the controller's own
+previous actions."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .io_spec import BundleMismatchError, OBSERVATION_TERMS, check_env_matches, read_io
+
+
+def _rotate_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """R(q)^T v for (x, y, z, w) unit quaternions, row-wise."""
+    u, w = q[:, :3], q[:, 3:4]
+    t = 2.0 * np.cross(u, v)
+    return v - w * t + np.cross(u, t)
+
+
+class OnnxBundlePolicy:
+    """``policy(obs) -> actions`` for :func:`~isaaclab_diffsim.rl.evaluation.evaluate` that ignores the env's
+    observation tensor: it builds the controller's input from ``env``'s state as io.yaml says, runs the ONNX
+    controller, and returns its ``actions`` (the env applies scale, default pose and gait offsets itself; the
+    controller's ``joint_pos_target`` output is compared with those targets at every step).
+
+    Refuses (:class:`BundleMismatchError`) a bundle whose joint order, observation terms or sizes, gait or dt do
+    not match ``env``.
+    """
+
+    def __init__(self, bundle_dir: str, env):
+        import onnxruntime as ort
+
+        self.io = read_io(os.path.join(bundle_dir, "io.yaml"))
+        check_env_matches(self.io, env)
+        self.env = env
+        self.session = ort.InferenceSession(os.path.join(bundle_dir, self.io["controller"]["files"]["onnx"]),
+                                            providers=["CPUExecutionProvider"])  # fmt: skip
+        want = int(self.io["controller"]["inputs"][0]["shape"][1])
+        got = self.session.get_inputs()[0].shape[1]
+        if got != want:
+            raise BundleMismatchError(f"policy.onnx takes {got} observation entries, io.yaml declares {want}")
+        robot = self.io["articulations"]["robot"]
+        self.default_joint_pos = np.asarray(robot["default_joint_pos"], dtype=np.float32)
+        self.scales = {t["name"]: float(t["scale"]) for t in self.io["observations"]["policy"]}
+        self.terms = [t["name"] for t in self.io["observations"]["policy"]]
+        self.last_actions = np.zeros((env.num_envs, len(robot["joint_names"])), dtype=np.float32)
+        self.max_target_error = 0.0
+        """Largest |controller joint_pos_target - env target| seen [rad]."""
+        self.max_obs_error = 0.0
+        """Largest |built observation - env observation| seen (without the gait clock)."""
+
+    def observation(self) -> np.ndarray:
+        """The controller's ``obs`` input from the env's state, term by term in io.yaml's order."""
+        env = self.env
+        q = env.q.detach().cpu().numpy().astype(np.float32)
+        qd = env.qd.detach().cpu().numpy().astype(np.float32)
+        quat = q[:, 3:7]
+        n = q.shape[0]
+        values = {
+            "base_lin_vel": _rotate_inverse(quat, qd[:, 0:3]),
+            "base_ang_vel": _rotate_inverse(quat, qd[:, 3:6]),
+            "projected_gravity": _rotate_inverse(quat, np.tile(np.float32([0.0, 0.0, -1.0]), (n, 1))),
+            "velocity_commands": env.commands.detach().cpu().numpy().astype(np.float32),
+            "joint_pos_rel": q[:, 7:] - self.default_joint_pos,
+            "joint_vel_rel": qd[:, 6:],
+            "last_action": self.last_actions,
+        }
+        unknown = [t for t in self.terms if t not in values]
+        if unknown:
+            raise BundleMismatchError(f"io.yaml asks for observation terms this loop cannot build: {unknown}")
+        return np.concatenate([self.scales[t] * values[t] for t in self.terms], axis=1).astype(np.float32)
+
+    def __call__(self, env_obs):
+        import torch
+
+        env = self.env
+        step = env.episode_length_buf.detach().cpu().numpy().astype(np.float32)[:, None]
+        self.last_actions[step[:, 0] == 0] = 0.0  # a new episode: no previous action
+        obs = self.observation()
+        n_phys = sum(s for _, s, _ in OBSERVATION_TERMS)
+        self.max_obs_error = max(self.max_obs_error, float(np.abs(obs - env_obs[:, :n_phys].cpu().numpy()).max()))
+        targets, actions = self.session.run(["joint_pos_target", "actions"], {"obs": obs, "step": step})
+        self.last_actions = actions.copy()
+        a = torch.from_numpy(actions).to(env.device)
+        with torch.no_grad():
+            env_targets = env.default_leg + env.cfg.action_scale * a
+            if env.cfg.gait.joint_swing_scale > 0:
+                env_targets = env_targets + env.trajectory_generator_offsets()
+        error = float((torch.from_numpy(targets) - env_targets.cpu()).abs().max())
+        self.max_target_error = max(self.max_target_error, error)
+        return a
