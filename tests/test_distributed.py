@@ -301,19 +301,5 @@ def test_torchrun_sigterm_then_resume_equals_uninterrupted_two_rank_run(tmp_path
     b = torch.load(tmp_path / "resumed" / "model_4.pt", weights_only=True)
     for k in ("wall_time", "cfg", "infos"):
         a.pop(k), b.pop(k)
-    _assert_same(a, b)
+    assert_bitwise_equal(a, b)
 
-
-def _assert_same(a, b, where=""):
-    if isinstance(a, torch.Tensor):
-        assert torch.equal(a, b), where
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys(), where
-        for k in a:
-            _assert_same(a[k], b[k], f"{where}/{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same(x, y, f"{where}[{i}]")
-    else:
-        assert a == b, where

@@ -130,6 +130,10 @@ def assert_bitwise_equal(a, b, path="") -> None:
         assert a.keys() == b.keys(), path
         for k in a:
             assert_bitwise_equal(a[k], b[k], f"{path}/{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_bitwise_equal(x, y, f"{path}[{i}]")
     else:
         assert a == b, path
 

@@ -15,6 +15,8 @@ import pytest
 import torch
 import yaml
 
+from test_shac import assert_bitwise_equal
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--num_envs", "2", "agent.horizon=4", "agent.policy.actor_hidden_dims=[16]",
         "agent.policy.critic_hidden_dims=[16]", "agent.algorithm.critic_iterations=1", "env.episode_length_s=0.2"]  # fmt: skip
@@ -57,21 +59,6 @@ def _checkpoint_state(path):
     return {k: v for k, v in s.items() if k not in ("wall_time", "cfg", "infos")}
 
 
-def _assert_same(a, b, where=""):
-    if isinstance(a, torch.Tensor):
-        assert torch.equal(a, b), where
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys(), where
-        for k in a:
-            _assert_same(a[k], b[k], f"{where}/{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same(x, y, f"{where}[{i}]")
-    else:
-        assert a == b, where
-
-
 @pytest.mark.slow
 def test_sigterm_then_resume_equals_uninterrupted_run(tmp_path):
     args = ("--max_iterations", "4", "--eval_episodes", "0")
@@ -100,7 +87,7 @@ def test_sigterm_then_resume_equals_uninterrupted_run(tmp_path):
                              capture_output=True, text=True, timeout=900)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "[SHAC] it 4/4" in resumed.stdout and "[SHAC] it 5/" not in resumed.stdout
-    _assert_same(_checkpoint_state(run_dir(tmp_path / "ref") / "model_4.pt"),
+    assert_bitwise_equal(_checkpoint_state(run_dir(tmp_path / "ref") / "model_4.pt"),
                  _checkpoint_state(run_dir(tmp_path / "resumed") / "model_4.pt"))
 
 

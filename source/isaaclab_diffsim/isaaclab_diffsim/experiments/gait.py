@@ -9,16 +9,7 @@ import numpy as np
 from . import gait_measures as gm
 from .context import ExperimentContext
 from .jobs import Job, python, run_jobs
-from .training import latest_checkpoint
-
-
-def source_checkpoint(ctx: ExperimentContext, source: str, run: str, seed: int) -> str:
-    directory = os.path.join(ctx.runs_dir, source, run, f"seed{seed}")
-    ckpt = latest_checkpoint(os.path.join(directory, "run"))
-    if not os.path.isfile(os.path.join(directory, "done.json")) or ckpt is None:
-        raise SystemExit(f"no completed run {run} seed {seed} of experiment {source!r} in {directory}: "
-                         f"run `scripts/experiments/run.py experiment={source}` first")  # fmt: skip
-    return ckpt
+from .training import source_checkpoint
 
 
 def periodicity_rows(traces: dict, policies: list[str], transient_s: float) -> tuple[str, dict]:

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from .context import ExperimentContext
-from .gait import source_checkpoint
+from .training import source_checkpoint
 
 
 def load_curve(log_dir: str, tag: str, samples_per_step: float | None) -> tuple[np.ndarray, np.ndarray]:

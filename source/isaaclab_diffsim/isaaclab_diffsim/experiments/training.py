@@ -45,3 +45,13 @@ def training_job(
         argv += ["--resume", resume]
     argv += list(overrides)
     return Job(name, directory, argv, {"algo": algo, "seed": seed, "run_dir": run_dir})
+
+
+def source_checkpoint(ctx, source: str, run: str, seed: int) -> str:
+    """The final checkpoint of a completed training run of another experiment (SystemExit if it is missing)."""
+    directory = os.path.join(ctx.runs_dir, source, run, f"seed{seed}")
+    ckpt = latest_checkpoint(os.path.join(directory, "run"))
+    if not os.path.isfile(os.path.join(directory, "done.json")) or ckpt is None:
+        raise SystemExit(f"no completed run {run} seed {seed} of experiment {source!r} in {directory}: "
+                         f"run `scripts/experiments/run.py experiment={source}` first")  # fmt: skip
+    return ckpt

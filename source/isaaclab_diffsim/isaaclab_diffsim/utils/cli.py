@@ -78,7 +78,7 @@ def _type_problem(current, value) -> str | None:
 def check_overrides(overrides: list[str], **roots) -> list[tuple[object, str, object]]:
     """Check ``root.a.b=value`` overrides against the configs in ``roots``: the key must name an existing field and
     the value must keep its type (numbers for numbers, a tuple of the same length for a range, ...). Returns
-    (parent object, field, parsed value) per override; SystemExit names the offending override otherwise.
+    (key, parsed value) per override, an int widened to float for a float field; SystemExit names the offending override otherwise.
     Isaac Lab's selectors (``physics=...``) are skipped."""
     out = []
     for item in overrides:
@@ -106,17 +106,25 @@ def check_overrides(overrides: list[str], **roots) -> list[tuple[object, str, ob
         problem = _type_problem(current, value)
         if problem:
             raise SystemExit(f"override {item!r}: {walked}.{leaf} {problem}")
-        out.append((obj, leaf, float(value) if isinstance(current, float) and isinstance(value, int) else value))
+        out.append((key, float(value) if isinstance(current, float) and isinstance(value, int) else value))
     return out
+
+
+def _set_path(roots: dict, key: str, value) -> None:
+    root, *parents, leaf = key.split(".")
+    obj = roots[root]
+    for name in parents:
+        obj = obj[name] if isinstance(obj, dict) else getattr(obj, name)
+    if isinstance(obj, dict):
+        obj[leaf] = value
+    else:
+        setattr(obj, leaf, value)
 
 
 def apply_overrides(overrides: list[str], **roots) -> None:
     """Check (:func:`check_overrides`) and apply ``root.a.b=value`` overrides to configs built in code."""
-    for obj, leaf, value in check_overrides(overrides, **roots):
-        if isinstance(obj, dict):
-            obj[leaf] = value
-        else:
-            setattr(obj, leaf, value)
+    for key, value in check_overrides(overrides, **roots):
+        _set_path(roots, key, value)
 
 
 def resolve_task_cfgs(task: str, agent_entry: str, overrides: list[str]):
@@ -124,7 +132,7 @@ def resolve_task_cfgs(task: str, agent_entry: str, overrides: list[str]):
     ``agent.x=value``, and Isaac Lab's ``physics=``/``presets=`` selectors), resolved by Isaac Lab's hydra
     task-config helper after :func:`check_overrides` has refused unknown keys and values of the wrong type."""
     env_cfg, agent_cfg = load_task_cfgs(task, agent_entry)
-    check_overrides(overrides, env=env_cfg, agent=agent_cfg)
+    checked = check_overrides(overrides, env=env_cfg, agent=agent_cfg)
     if not overrides:
         return env_cfg, agent_cfg
     from isaaclab_tasks.utils.hydra import resolve_task_config
@@ -133,23 +141,7 @@ def resolve_task_cfgs(task: str, agent_entry: str, overrides: list[str]):
         env_cfg, agent_cfg = resolve_task_config(task, agent_entry, overrides=list(overrides))
     except (ValueError, KeyError, AttributeError) as err:
         raise SystemExit(f"overrides {list(overrides)}: {err}") from err
-    # the int -> float widening of check_overrides (Isaac Lab's helper sets the parsed literal as it is)
-    widen = [item.split("=", 1)[0] for item in overrides
-             if "=" in item and isinstance(_parse_value(item.split("=", 1)[1]), int)]  # fmt: skip
-    roots = {"env": env_cfg, "agent": agent_cfg}
-    for key in widen:
-        root, *parents, leaf = key.split(".")
-        if root not in roots:
-            continue
-        obj = roots[root]
-        for name in parents:
-            obj = obj[name] if isinstance(obj, dict) else getattr(obj, name)
-        fresh = load_task_cfgs(task, agent_entry)[0 if root == "env" else 1]
-        for name in [*parents, leaf]:
-            fresh = fresh[name] if isinstance(fresh, dict) else getattr(fresh, name)
-        if isinstance(fresh, float) and not isinstance(fresh, bool):
-            if isinstance(obj, dict):
-                obj[leaf] = float(obj[leaf])
-            else:
-                setattr(obj, leaf, float(getattr(obj, leaf)))
+    # Isaac Lab's helper sets each parsed literal as it is; the checked values make an int given for a float a float
+    for key, value in checked:
+        _set_path({"env": env_cfg, "agent": agent_cfg}, key, value)
     return env_cfg, agent_cfg

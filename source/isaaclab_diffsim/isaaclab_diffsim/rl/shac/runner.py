@@ -152,7 +152,7 @@ class ShacRunner:
             with InterruptGuard() as guard:
                 for it in range(start_it, end_it):
                     if self.world_size == 1:  # with several ranks a rollout is never interrupted (see _iteration)
-                        start_state = self._iteration_start_state()
+                        start_state = self._rank_state()
                     self._iteration(it, end_it, guard)
                     self._agree_on_interrupt(guard)
                     guard.raise_if_pending()
@@ -240,14 +240,6 @@ class ShacRunner:
         if self._writes_checkpoints and save_due and self.alg.consecutive_nonfinite == 0:
             self.save(os.path.join(self.log_dir or "", f"model_{it + 1}.pt"))
 
-    def _iteration_start_state(self) -> dict:
-        """What a rollout changes outside the networks (env, RNGs, episode statistics), to undo an interrupted one."""
-        state = {"rng": rng_states(), "episode_stats": self._episode_stats()}
-        if hasattr(self.env, "get_state") and hasattr(self.env, "set_state"):
-            self.env.detach()
-            state["env"] = _detached(self.env.get_state())
-        return state
-
     def _on_interrupt(self, intr: TrainingInterrupted, start_state: dict | None) -> None:
         self.interrupted, self.interrupt_signal = True, intr.signum
         self.alg.abort_horizon()
@@ -256,10 +248,10 @@ class ShacRunner:
                   f" checkpoint: {self.last_checkpoint or 'none'}", flush=True)  # fmt: skip
             return
         if start_state is not None:  # interrupted inside a rollout: undo it
-            set_rng_states(start_state["rng"])
+            set_rng_states(start_state["rng_state"])
             self._set_episode_stats(start_state["episode_stats"])
-            if "env" in start_state:
-                self.env.set_state(start_state["env"])
+            if "env_state" in start_state:
+                self.env.set_state(start_state["env_state"])
         if not self._writes_checkpoints:
             print(f"[SHAC] interrupted ({intr}) after iteration {self.current_learning_iteration}; no log_dir, nothing"
                   " saved", flush=True)  # fmt: skip
@@ -472,7 +464,8 @@ class ShacRunner:
         os.replace(tmp, path)
 
     def _rank_state(self) -> dict:
-        """What differs between ranks: RNG states, episode statistics, and the env state if the env provides it."""
+        """What differs between ranks and what a rollout changes outside the networks (undone when one is interrupted):
+        RNG states, episode statistics, and the env state if the env provides it."""
         own = {"rng_state": rng_states(), "episode_stats": self._episode_stats()}
         if hasattr(self.env, "get_state") and hasattr(self.env, "set_state"):
             self.env.detach()
