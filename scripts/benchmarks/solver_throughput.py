@@ -16,7 +16,9 @@ the CPU). Columns:
 
 A per-kernel profile of one step (``--profile-worlds``, default 64 and 256 worlds, smoothed contact) comes first:
 every ``wp.launch`` of a step is bracketed by ``wp.synchronize`` and timed, averaged over ``--profile-steps``
-steps; the share is of the profiled step's total (launch overhead included). ``--profile`` prints only it.
+steps; the share is of the profiled step's total (launch overhead included). On CPU the time is the calling
+thread's CPU time (Warp runs CPU kernels in that thread), so other processes on the machine barely move it; on
+CUDA it is wall time. ``--profile`` prints only the profile.
 
 Newton peers run at their largest stable dt on ANYmal C with Newton's collision pipeline
 (run once per 5 ms frame unless --collide-every-step; MuJoCo-Warp uses its own contacts). A settle check
@@ -154,16 +156,17 @@ def measure_backward(spec, worlds, device, horizon, min_time):
 
 
 @contextlib.contextmanager
-def launch_timer(totals, counts):
-    """Time every wp.launch (synchronised before and after) into totals[kernel key] seconds, counts[key] calls."""
+def launch_timer(totals, counts, clock):
+    """Time every wp.launch (synchronised before and after) with ``clock`` into totals[kernel key] seconds,
+    counts[key] calls."""
     launch = wp.launch
 
     def timed_launch(kernel, *args, **kwargs):
         wp.synchronize()
-        t0 = time.perf_counter()
+        t0 = clock()
         out = launch(kernel, *args, **kwargs)
         wp.synchronize()
-        totals[kernel.key] += time.perf_counter() - t0
+        totals[kernel.key] += clock() - t0
         counts[kernel.key] += 1
         return out
 
@@ -175,23 +178,26 @@ def launch_timer(totals, counts):
 
 
 def profile_step(spec, worlds, device, steps):
-    """Per-kernel wall time of one SolverMoreauGS step: (step seconds unprofiled, [(kernel, s/step, launches/step)])."""
+    """Per-kernel time of one SolverMoreauGS step: (step seconds unprofiled, [(kernel, s/step, launches/step)])."""
+    clock = time.perf_counter if wp.get_device(device).is_cuda else time.thread_time
     runner = Runner(spec, worlds, device, FRAME_DT)
     runner.advance(20)  # compiles, settles the contacts
     wp.synchronize_device(device)
-    t0 = time.perf_counter()
+    t0 = clock()
     runner.advance(steps)
     wp.synchronize_device(device)
-    step_s = (time.perf_counter() - t0) / steps
+    step_s = (clock() - t0) / steps
     totals, counts = collections.defaultdict(float), collections.Counter()
-    with launch_timer(totals, counts):
+    with launch_timer(totals, counts, clock):
         runner.advance(steps)
     rows = sorted(((k, v / steps, counts[k] // steps) for k, v in totals.items()), key=lambda r: -r[1])
     return step_s, rows
 
 
 def print_profile(spec, worlds, device, steps):
-    print(f"Per-kernel profile of one {spec} step (mean of {steps} steps; each launch synchronised and timed)")
+    what = "wall" if wp.get_device(device).is_cuda else "thread CPU"
+    print(f"Per-kernel profile of one {spec} step ({what} time, mean of {steps} steps; each launch synchronised "
+          "and timed)")
     for W in worlds:
         step_s, rows = profile_step(spec, W, device, steps)
         total = sum(r[1] for r in rows)

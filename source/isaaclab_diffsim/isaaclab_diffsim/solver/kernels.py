@@ -172,8 +172,8 @@ def articulation_dynamics(
 ):
     """Kinematics, bias forces (RNEA) and mass matrix (CRBA) at configuration q, velocity qd.
 
-    Writes H (plus armature and implicit drive terms on the diagonal) and h = tau - C(q, qd),
-    gravity included, for one articulation.
+    Writes H (plus armature and implicit drive terms on the diagonal; only the entries of dof pairs on one
+    root path, the others stay zero) and h = tau - C(q, qd), gravity included, for one articulation.
     """
     a = wp.tid()
     j0 = topo.art_joint_start[a]
@@ -182,7 +182,6 @@ def articulation_dynamics(
     n = topo.art_ndof[a]
     hoff = topo.art_h_off[a]
     nj = j1 - j0
-    aoff = topo.art_anc_off[a]
     g = topo.gravity[topo.art_world[a]]
     a_root = wp.spatial_vector(-g, wp.vec3(0.0))
 
@@ -309,26 +308,16 @@ def articulation_dynamics(
             tau = tau + t_passive
             extra = extra + e_passive
             hvec[k] = tau - wp.dot(sk, Fc)
+            # H_kl = S_l . (I_c S_k) for l = k and l above k (I_c: composite inertia of k's subtree); other
+            # entries are zero (different branches) and never read (factor_and_solve is branch-sparse)
             Fk = inertia_mul(mc, hc, Ic, sk)
-            for jp in range(j0, j + 1):
-                if topo.joint_anc[aoff + (jp - j0) * nj + (j - j0)] != 0:
-                    for l in range(topo.joint_qd_start[jp], topo.joint_qd_start[jp + 1]):
-                        if l <= k:
-                            val = wp.dot(S[l], Fk)
-                            ll = l - dof0
-                            if l == k:
-                                H[hoff + kl * n + kl] = val + extra
-                            else:
-                                H[hoff + kl * n + ll] = val
-                                H[hoff + ll * n + kl] = val
-    # zero the entries of unrelated dof pairs (different branches)
-    for k in range(dof0, dof0 + n):
-        jk = topo.dof_joint[k]
-        for l in range(dof0, k):
-            jl = topo.dof_joint[l]
-            if topo.joint_anc[aoff + (jl - j0) * nj + (jk - j0)] == 0:
-                H[hoff + (k - dof0) * n + (l - dof0)] = 0.0
-                H[hoff + (l - dof0) * n + (k - dof0)] = 0.0
+            H[hoff + kl * n + kl] = wp.dot(sk, Fk) + extra
+            for t in range(topo.dof_anc_start[k], topo.dof_anc_start[k + 1]):
+                l = topo.dof_anc[t]
+                val = wp.dot(S[l], Fk)
+                ll = l - dof0
+                H[hoff + kl * n + ll] = val
+                H[hoff + ll * n + kl] = val
 
 
 @wp.func
