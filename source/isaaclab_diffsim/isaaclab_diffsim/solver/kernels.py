@@ -477,17 +477,18 @@ def contact_jacobians(
                 J[joff + (3 * i + 0) * n + kl] = jn
                 J[joff + (3 * i + 1) * n + kl] = j1
                 J[joff + (3 * i + 2) * n + kl] = j2
-                # Z_k = (J_k - sum over the chain below k of L_mk Z_m) / L_kk
+                # Z_k = (J_k - sum over the chain below k of L_mk Z_m) / L_kk, the three rows at once
+                r0 = joff + 3 * i * n
+                s = wp.vec3(0.0)
+                for u in range(topo.dof_anc_start[leaf] - 1, t):
+                    ml = leaf - dof0
+                    if u >= topo.dof_anc_start[leaf]:
+                        ml = topo.dof_anc[u] - dof0
+                    s += L[hoff + ml * n + kl] * wp.vec3(Z[r0 + ml], Z[r0 + n + ml], Z[r0 + 2 * n + ml])
+                lkk = L[hoff + kl * n + kl]
                 for rr in range(3):
-                    row = joff + (3 * i + rr) * n
-                    s = float(0.0)
-                    for u in range(topo.dof_anc_start[leaf] - 1, t):
-                        mm = leaf
-                        if u >= topo.dof_anc_start[leaf]:
-                            mm = topo.dof_anc[u]
-                        s += L[hoff + (mm - dof0) * n + kl] * Z[row + mm - dof0]
-                    Z_acc[row + kl] = s
-                    Z[row + kl] = (J[row + kl] - Z_acc[row + kl]) / L[hoff + kl * n + kl]
+                    Z_acc[r0 + rr * n + kl] = s[rr]
+                    Z[r0 + rr * n + kl] = (J[r0 + rr * n + kl] - Z_acc[r0 + rr * n + kl]) / lkk
     j0 = topo.art_joint_start[a]
     nj = topo.art_joint_end[a] - j0
     aoff = topo.art_anc_off[a]
