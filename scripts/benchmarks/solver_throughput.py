@@ -235,7 +235,8 @@ def main():
     p.add_argument("--settle-worlds", type=int, default=4)
     p.add_argument("--settle-time", type=float, default=1.0, help="simulated seconds of the settle check (0: skip)")
     p.add_argument("--quick", action="store_true", help="tiny run: 4,16 worlds, short measurements")
-    p.add_argument("--profile-worlds", default="64,256", help='per-kernel step profile at these world counts ("": skip)')
+    p.add_argument("--profile-worlds", default="64,256",
+                   help='per-kernel step profile at these world counts ("": skip)')
     p.add_argument("--profile-steps", type=int, default=50, help="steps averaged by the profile")
     p.add_argument("--profile", action="store_true", help="print only the per-kernel profile")
     args = p.parse_args()
