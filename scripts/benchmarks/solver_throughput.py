@@ -14,6 +14,12 @@ the CPU). Columns:
   MiB/step      tape memory one step keeps alive (solver.step_memory_bytes(True)), also per world
   base z        base height at the end of the measured run, min..max over worlds
 
+A per-kernel profile of one step (``--profile-worlds``, default 64 and 256 worlds, smoothed contact) comes first:
+every ``wp.launch`` of a step is bracketed by ``wp.synchronize`` and timed, averaged over ``--profile-steps``
+steps; the share is of the profiled step's total (launch overhead included). On CPU the time is the calling
+thread's CPU time (Warp runs CPU kernels in that thread), so other processes on the machine barely move it; on
+CUDA it is wall time. ``--profile`` prints only the profile.
+
 Newton peers run at their largest stable dt on ANYmal C with Newton's collision pipeline
 (run once per 5 ms frame unless --collide-every-step; MuJoCo-Warp uses its own contacts). A settle check
 simulates a few worlds for --settle-time seconds and prints the base height. Only the feet collide, so a
@@ -25,6 +31,8 @@ base below 0 means feet that sank or slid apart until the legs folded through th
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import math
 import os
 import sys
@@ -147,6 +155,60 @@ def measure_backward(spec, worlds, device, horizon, min_time):
     return fwd, float(tape_s), float(bwd_s), solver.step_memory_bytes(True), finite
 
 
+@contextlib.contextmanager
+def launch_timer(totals, counts, clock):
+    """Time every wp.launch (synchronised before and after) with ``clock`` into totals[kernel key] seconds,
+    counts[key] calls."""
+    launch = wp.launch
+
+    def timed_launch(kernel, *args, **kwargs):
+        wp.synchronize()
+        t0 = clock()
+        out = launch(kernel, *args, **kwargs)
+        wp.synchronize()
+        totals[kernel.key] += clock() - t0
+        counts[kernel.key] += 1
+        return out
+
+    wp.launch = timed_launch
+    try:
+        yield
+    finally:
+        wp.launch = launch
+
+
+def profile_step(spec, worlds, device, steps):
+    """Per-kernel time of one SolverMoreauGS step: (step seconds unprofiled, [(kernel, s/step, launches/step)])."""
+    clock = time.perf_counter if wp.get_device(device).is_cuda else time.thread_time
+    runner = Runner(spec, worlds, device, FRAME_DT)
+    runner.advance(20)  # compiles, settles the contacts
+    wp.synchronize_device(device)
+    t0 = clock()
+    runner.advance(steps)
+    wp.synchronize_device(device)
+    step_s = (clock() - t0) / steps
+    totals, counts = collections.defaultdict(float), collections.Counter()
+    with launch_timer(totals, counts, clock):
+        runner.advance(steps)
+    rows = sorted(((k, v / steps, counts[k] // steps) for k, v in totals.items()), key=lambda r: -r[1])
+    return step_s, rows
+
+
+def print_profile(spec, worlds, device, steps):
+    what = "wall" if wp.get_device(device).is_cuda else "thread CPU"
+    print(f"Per-kernel profile of one {spec} step ({what} time, mean of {steps} steps; each launch synchronised "
+          "and timed)")
+    for W in worlds:
+        step_s, rows = profile_step(spec, W, device, steps)
+        total = sum(r[1] for r in rows)
+        print(f"  {W} worlds: step {step_s * 1e3:.3f} ms unprofiled, {total * 1e3:.3f} ms profiled "
+              f"({W / step_s:.0f} steps*W/s)")
+        print(f"  {'kernel':>28} {'us/step':>9} {'launches':>8} {'share':>6}")
+        for key, sec, n in rows:
+            print(f"  {key:>28} {sec * 1e6:>9.1f} {n:>8} {100 * sec / total:>5.1f}%")
+    print()
+
+
 def log(msg):
     print(f"  measuring {msg} ...", file=sys.stderr, flush=True)
 
@@ -173,6 +235,10 @@ def main():
     p.add_argument("--settle-worlds", type=int, default=4)
     p.add_argument("--settle-time", type=float, default=1.0, help="simulated seconds of the settle check (0: skip)")
     p.add_argument("--quick", action="store_true", help="tiny run: 4,16 worlds, short measurements")
+    p.add_argument("--profile-worlds", default="64,256",
+                   help='per-kernel step profile at these world counts ("": skip)')
+    p.add_argument("--profile-steps", type=int, default=50, help="steps averaged by the profile")
+    p.add_argument("--profile", action="store_true", help="print only the per-kernel profile")
     args = p.parse_args()
 
     wp.config.log_level = wp.LOG_WARNING
@@ -183,6 +249,7 @@ def main():
     if args.quick:
         args.steps, args.horizon, args.min_time = min(args.steps, 5), min(args.horizon, 4), min(args.min_time, 0.2)
         args.settle_time = min(args.settle_time, 0.05)
+        args.profile_worlds, args.profile_steps = "4", min(args.profile_steps, 5)
     worlds = [int(w) for w in args.worlds.split(",")]
     models = [m for m in args.models.split(",") if m]
     peer_dt = dict(PEERS)
@@ -193,6 +260,11 @@ def main():
     wall0 = time.perf_counter()
     print(f"device {device}, worlds {worlds}, dt ours {FRAME_DT * 1e3:g} ms; each figure is the best of >= 3 "
           f"repetitions and >= {args.min_time:g} s; load average {os.getloadavg()[0]:.2f}\n")
+    profile_worlds = [int(w) for w in args.profile_worlds.split(",") if w]
+    if profile_worlds:
+        print_profile("smoothed" if "smoothed" in models else models[0], profile_worlds, device, args.profile_steps)
+    if args.profile:
+        return
 
     # Measure world count by world count, each peer right after a fresh run of ours (paired ratios; the
     # load from other processes drifts). Rows are printed as tables at the end, progress goes to stderr.

@@ -172,8 +172,8 @@ def articulation_dynamics(
 ):
     """Kinematics, bias forces (RNEA) and mass matrix (CRBA) at configuration q, velocity qd.
 
-    Writes H (plus armature and implicit drive terms on the diagonal) and h = tau - C(q, qd),
-    gravity included, for one articulation.
+    Writes H (plus armature and implicit drive terms on the diagonal; only the entries of dof pairs on one
+    root path, the others stay zero) and h = tau - C(q, qd), gravity included, for one articulation.
     """
     a = wp.tid()
     j0 = topo.art_joint_start[a]
@@ -182,7 +182,6 @@ def articulation_dynamics(
     n = topo.art_ndof[a]
     hoff = topo.art_h_off[a]
     nj = j1 - j0
-    aoff = topo.art_anc_off[a]
     g = topo.gravity[topo.art_world[a]]
     a_root = wp.spatial_vector(-g, wp.vec3(0.0))
 
@@ -309,67 +308,61 @@ def articulation_dynamics(
             tau = tau + t_passive
             extra = extra + e_passive
             hvec[k] = tau - wp.dot(sk, Fc)
+            # H_kl = S_l . (I_c S_k) for l = k and l above k (I_c: composite inertia of k's subtree); other
+            # entries are zero (different branches) and never read (factor_and_solve is branch-sparse)
             Fk = inertia_mul(mc, hc, Ic, sk)
-            for jp in range(j0, j + 1):
-                if topo.joint_anc[aoff + (jp - j0) * nj + (j - j0)] != 0:
-                    for l in range(topo.joint_qd_start[jp], topo.joint_qd_start[jp + 1]):
-                        if l <= k:
-                            val = wp.dot(S[l], Fk)
-                            ll = l - dof0
-                            if l == k:
-                                H[hoff + kl * n + kl] = val + extra
-                            else:
-                                H[hoff + kl * n + ll] = val
-                                H[hoff + ll * n + kl] = val
-    # zero the entries of unrelated dof pairs (different branches)
-    for k in range(dof0, dof0 + n):
-        jk = topo.dof_joint[k]
-        for l in range(dof0, k):
-            jl = topo.dof_joint[l]
-            if topo.joint_anc[aoff + (jl - j0) * nj + (jk - j0)] == 0:
-                H[hoff + (k - dof0) * n + (l - dof0)] = 0.0
-                H[hoff + (l - dof0) * n + (k - dof0)] = 0.0
+            H[hoff + kl * n + kl] = wp.dot(sk, Fk) + extra
+            for t in range(topo.dof_anc_start[k], topo.dof_anc_start[k + 1]):
+                l = topo.dof_anc[t]
+                val = wp.dot(S[l], Fk)
+                ll = l - dof0
+                H[hoff + kl * n + ll] = val
+                H[hoff + ll * n + kl] = val
 
 
 @wp.func
-def forward_substitution(
+def transpose_solve(
+    topo: Topology,
     L: wp.array(dtype=float),
     loff: int,
+    dof0: int,
     n: int,
     b: wp.array(dtype=float),
-    b_off: int,
     y: wp.array(dtype=float),
     y_acc: wp.array(dtype=float),
-    y_off: int,
 ):
-    """y = L^-1 b. Each row's sum is stored to y_acc and read back (keeps Warp's replay exact)."""
-    for i in range(n):
+    """y = L^-T b for the factor of H = L^T L (leaves to root: y_k = (b_k - sum_(m below k) L_mk y_m) / L_kk).
+    Each sum is stored to y_acc and read back (keeps Warp's replay exact)."""
+    for kk in range(n):
+        k = dof0 + n - 1 - kk
         acc = float(0.0)
-        for k in range(i):
-            acc += L[loff + i * n + k] * y[y_off + k]
-        y_acc[y_off + i] = acc
-        y[y_off + i] = (b[b_off + i] - y_acc[y_off + i]) / L[loff + i * n + i]
+        for t in range(topo.dof_desc_start[k], topo.dof_desc_start[k + 1]):
+            m = topo.dof_desc[t]
+            acc += L[loff + (m - dof0) * n + (k - dof0)] * y[m]
+        y_acc[k] = acc
+        y[k] = (b[k] - y_acc[k]) / L[loff + (k - dof0) * n + (k - dof0)]
 
 
 @wp.func
-def back_substitution(
+def tree_solve(
+    topo: Topology,
     L: wp.array(dtype=float),
     loff: int,
+    dof0: int,
     n: int,
     y: wp.array(dtype=float),
-    y_off: int,
     x: wp.array(dtype=float),
     x_acc: wp.array(dtype=float),
-    x_off: int,
 ):
-    """x = L^-T y."""
-    for ii in range(n):
-        i = n - 1 - ii
+    """x = L^-1 y (root to leaves: x_k = (y_k - sum_(i above k) L_ki x_i) / L_kk)."""
+    for kk in range(n):
+        k = dof0 + kk
         acc = float(0.0)
-        for k in range(i + 1, n):
-            acc += L[loff + k * n + i] * x[x_off + k]
-        x_acc[x_off + i] = acc
-        x[x_off + i] = (y[y_off + i] - x_acc[x_off + i]) / L[loff + i * n + i]
+        for t in range(topo.dof_anc_start[k], topo.dof_anc_start[k + 1]):
+            i = topo.dof_anc[t]
+            acc += L[loff + kk * n + (i - dof0)] * x[i]
+        x_acc[k] = acc
+        x[k] = (y[k] - x_acc[k]) / L[loff + kk * n + kk]
 
 
 @wp.kernel
@@ -384,26 +377,46 @@ def factor_and_solve(
     acc: wp.array(dtype=float),
     x_acc: wp.array(dtype=float),
 ):
-    """Cholesky factor L of H and the free acceleration acc = H^-1 h."""
+    """Sparse LTL factorisation H = L^T L (L lower triangular with the tree's sparsity: L_ki != 0 only for i = k or
+    i above k, no fill-in) and the free acceleration acc = H^-1 h = L^-1 L^-T h.
+
+    Leaves first, every entry written once (docs/contact_solver.md "Sparse factorisation"):
+    L_kk = sqrt(H_kk - sum_(m below k) L_mk^2) and L_ki = (H_ki - sum_(m below k) L_mk L_mi) / L_kk for i above k.
+    """
     a = wp.tid()
     n = topo.art_ndof[a]
     off = topo.art_h_off[a]
     dof0 = topo.art_dof_start[a]
-    for j in range(n):
+    for kk in range(n):
+        k = dof0 + n - 1 - kk
+        kl = k - dof0
         sq = float(0.0)
-        for k in range(j):
-            sq += L[off + j * n + k] * L[off + j * n + k]
-        L_acc[off + j * n + j] = sq
-        ljj = wp.sqrt(wp.max(H[off + j * n + j] - L_acc[off + j * n + j], CHOL_EPS))
-        L[off + j * n + j] = ljj
-        for i in range(j + 1, n):
+        for t in range(topo.dof_desc_start[k], topo.dof_desc_start[k + 1]):
+            ml = topo.dof_desc[t] - dof0
+            sq += L[off + ml * n + kl] * L[off + ml * n + kl]
+        L_acc[off + kl * n + kl] = sq
+        lkk = wp.sqrt(wp.max(H[off + kl * n + kl] - L_acc[off + kl * n + kl], CHOL_EPS))
+        L[off + kl * n + kl] = lkk
+        for s in range(topo.dof_anc_start[k], topo.dof_anc_start[k + 1]):
+            il = topo.dof_anc[s] - dof0
             dot = float(0.0)
-            for k in range(j):
-                dot += L[off + i * n + k] * L[off + j * n + k]
-            L_acc[off + i * n + j] = dot
-            L[off + i * n + j] = (H[off + i * n + j] - L_acc[off + i * n + j]) / ljj
-    forward_substitution(L, off, n, hvec, dof0, y, y_acc, dof0)
-    back_substitution(L, off, n, y, dof0, acc, x_acc, dof0)
+            for t in range(topo.dof_desc_start[k], topo.dof_desc_start[k + 1]):
+                ml = topo.dof_desc[t] - dof0
+                dot += L[off + ml * n + kl] * L[off + ml * n + il]
+            L_acc[off + kl * n + il] = dot
+            L[off + kl * n + il] = (H[off + kl * n + il] - L_acc[off + kl * n + il]) / lkk
+    transpose_solve(topo, L, off, dof0, n, hvec, y, y_acc)
+    tree_solve(topo, L, off, dof0, n, y, acc, x_acc)
+
+
+@wp.func
+def on_chain(topo: Topology, aoff: int, j0: int, nj: int, k: int, leaf: int):
+    """Whether dof k is ``leaf`` or one of its ancestors (leaf -1: an empty chain): k's joint is an ancestor of
+    (or is) leaf's joint, and within one joint the dofs form a chain in index order."""
+    found = int(0)
+    if leaf >= 0 and k <= leaf:
+        found = topo.joint_anc[aoff + (topo.dof_joint[k] - j0) * nj + (topo.dof_joint[leaf] - j0)]
+    return found
 
 
 @wp.kernel
@@ -423,8 +436,12 @@ def contact_jacobians(
     G: wp.array(dtype=float),
     c_free: wp.array(dtype=float),
 ):
-    """Signed distances, contact Jacobian J (normal, t1, t2 rows), Z = L^-1 J^T (stored as rows),
-    Delassus G = J H^-1 J^T = Z^T Z and free contact velocity c = J (v + dt H^-1 h)."""
+    """Signed distances, contact Jacobian J (normal, t1, t2 rows), Z = L^-T J^T (stored as rows),
+    Delassus G = J H^-1 J^T = Z^T Z and free contact velocity c = J (v + dt H^-1 h).
+
+    A candidate's rows are nonzero only on the chain of dofs from its body to the root, and so are its
+    columns of Z (L^-T runs leaves to root); G_rq sums over the chains' common part only. Entries off a
+    candidate's chain are neither written nor read."""
     a = wp.tid()
     n = topo.art_ndof[a]
     nc = topo.art_ncand[a]
@@ -433,9 +450,6 @@ def contact_jacobians(
     m = 3 * nc
     c0 = topo.art_cand_start[a]
     dof0 = topo.art_dof_start[a]
-    j0 = topo.art_joint_start[a]
-    nj = topo.art_joint_end[a] - j0
-    aoff = topo.art_anc_off[a]
     joff = topo.art_j_off[a]
     goff = topo.art_g_off[a]
     hoff = topo.art_h_off[a]
@@ -444,33 +458,78 @@ def contact_jacobians(
         b = topo.cand_body[ci]
         nrm = topo.cand_normal[ci]
         p = candidate_world_point(topo, ci, body_X[b])
-        r = topo.cand_radius[ci]
-        dist[ci] = wp.dot(nrm, p - topo.cand_origin[ci]) - r
-        x = p - r * nrm
+        rad = topo.cand_radius[ci]
+        dist[ci] = wp.dot(nrm, p - topo.cand_origin[ci]) - rad
+        x = p - rad * nrm
         cpoint[ci] = x
-        jb = topo.body_joint[b]
-        for k in range(dof0, dof0 + n):
-            col = wp.vec3(0.0)
-            if topo.joint_anc[aoff + (topo.dof_joint[k] - j0) * nj + (jb - j0)] != 0:
+        leaf = topo.body_dof[b]
+        if leaf >= 0:
+            # the chain leaf first, then its ancestors nearest first: each entry's chain descendants come before it
+            for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
+                k = leaf
+                if t >= topo.dof_anc_start[leaf]:
+                    k = topo.dof_anc[t]
+                kl = k - dof0
                 col = point_velocity_column(S[k], x)
-            kl = k - dof0
-            J[joff + (3 * i + 0) * n + kl] = wp.dot(nrm, col)
-            J[joff + (3 * i + 1) * n + kl] = wp.dot(topo.cand_t1[ci], col)
-            J[joff + (3 * i + 2) * n + kl] = wp.dot(topo.cand_t2[ci], col)
-    for r in range(m):
-        forward_substitution(L, hoff, n, J, joff + r * n, Z, Z_acc, joff + r * n)
-    for r in range(m):
-        for q in range(r + 1):
-            g = float(0.0)
-            for k in range(n):
-                g += Z[joff + r * n + k] * Z[joff + q * n + k]
-            G[goff + r * m + q] = g
-            if q < r:
-                G[goff + q * m + r] = g
-        cf = float(0.0)
-        for k in range(n):
-            cf += J[joff + r * n + k] * (qd[dof0 + k] + dt * acc[dof0 + k])
-        c_free[3 * c0 + r] = cf
+                jn = wp.dot(nrm, col)
+                j1 = wp.dot(topo.cand_t1[ci], col)
+                j2 = wp.dot(topo.cand_t2[ci], col)
+                J[joff + (3 * i + 0) * n + kl] = jn
+                J[joff + (3 * i + 1) * n + kl] = j1
+                J[joff + (3 * i + 2) * n + kl] = j2
+                # Z_k = (J_k - sum over the chain below k of L_mk Z_m) / L_kk, the three rows at once
+                r0 = joff + 3 * i * n
+                s = wp.vec3(0.0)
+                for u in range(topo.dof_anc_start[leaf] - 1, t):
+                    ml = leaf - dof0
+                    if u >= topo.dof_anc_start[leaf]:
+                        ml = topo.dof_anc[u] - dof0
+                    s += L[hoff + ml * n + kl] * wp.vec3(Z[r0 + ml], Z[r0 + n + ml], Z[r0 + 2 * n + ml])
+                lkk = L[hoff + kl * n + kl]
+                for rr in range(3):
+                    Z_acc[r0 + rr * n + kl] = s[rr]
+                    Z[r0 + rr * n + kl] = (J[r0 + rr * n + kl] - Z_acc[r0 + rr * n + kl]) / lkk
+    j0 = topo.art_joint_start[a]
+    nj = topo.art_joint_end[a] - j0
+    aoff = topo.art_anc_off[a]
+    for i in range(nc):
+        ci = c0 + i
+        leaf = topo.body_dof[topo.cand_body[ci]]
+        for q in range(i + 1):
+            leaf_q = topo.body_dof[topo.cand_body[c0 + q]]
+            g = wp.mat33(0.0)
+            if leaf >= 0:
+                for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
+                    k = leaf
+                    if t >= topo.dof_anc_start[leaf]:
+                        k = topo.dof_anc[t]
+                    if on_chain(topo, aoff, j0, nj, k, leaf_q) != 0:
+                        kl = k - dof0
+                        yi = wp.vec3(
+                            Z[joff + (3 * i) * n + kl], Z[joff + (3 * i + 1) * n + kl], Z[joff + (3 * i + 2) * n + kl]
+                        )
+                        yq = wp.vec3(
+                            Z[joff + (3 * q) * n + kl], Z[joff + (3 * q + 1) * n + kl], Z[joff + (3 * q + 2) * n + kl]
+                        )
+                        g += wp.outer(yi, yq)
+            for rr in range(3):
+                for qq in range(3):
+                    r = 3 * i + rr
+                    qr = 3 * q + qq
+                    if q < i or qq <= rr:  # a diagonal block's upper half mirrors its lower: G exactly symmetric
+                        G[goff + r * m + qr] = g[rr, qq]
+                        if qr != r:
+                            G[goff + qr * m + r] = g[rr, qq]
+        for rr in range(3):
+            r = 3 * i + rr
+            cf = float(0.0)
+            if leaf >= 0:
+                for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
+                    k = leaf
+                    if t >= topo.dof_anc_start[leaf]:
+                        k = topo.dof_anc[t]
+                    cf += J[joff + r * n + k - dof0] * (qd[k] + dt * acc[k])
+            c_free[3 * c0 + r] = cf
 
 
 SLIDE_ITERATIONS = wp.constant(32)
@@ -580,6 +639,8 @@ def gauss_seidel_impulses(
     soft: wp.vec3,
     iterations: int,
     keep_sweeps: int,
+    tolerance: float,
+    use_warm: int,
     dt: float,
     dist: wp.array(dtype=float),
     G: wp.array(dtype=float),
@@ -590,8 +651,10 @@ def gauss_seidel_impulses(
     impulse: wp.array(dtype=float),
     p_final: wp.array(dtype=float),
     solve_residual: wp.array(dtype=float),
+    warm: wp.array(dtype=float),
+    sweeps: wp.array(dtype=int),
 ):
-    """Projected Gauss-Seidel on the Coulomb cone, a fixed number of sweeps.
+    """Projected Gauss-Seidel on the Coulomb cone, at most ``iterations`` sweeps.
 
     Each contact block is solved exactly with the others frozen (local_contact_solve). Smoothed model:
     couplings G_ij p_j (j != i) are weighted by s(d_j) and the final impulse is P_i = s(d_i) p_i. Hard
@@ -599,14 +662,21 @@ def gauss_seidel_impulses(
     the compliance and bias of soft_contact_terms.
     Penetration stabilisation (Baumgarte): the normal target velocity is -stabilization * min(d, 0) / dt.
 
+    Start: use_warm != 0 starts from ``warm`` (the previous step's unweighted impulses, on active contacts),
+    otherwise from each contact's local solve alone. Stop: after the first sweep whose largest impulse change is
+    below ``tolerance`` [N s] (a negative tolerance runs all sweeps); ``sweeps`` receives the count per articulation.
+
     keep_sweeps != 0 stores every sweep in p_hist / res (what Warp's reverse mode replays, the unrolled
-    adjoint); 0 alternates two slots (the implicit adjoint needs only the solution). p_final receives the
-    unweighted solution p, solve_residual per articulation the largest impulse change of the last sweep [N s].
+    adjoint; the caller then passes use_warm 0 and a negative tolerance, so the sweeps are a fixed function of
+    G, c and d); 0 alternates two slots (the implicit adjoint needs only the solution). p_final and ``warm``
+    receive the unweighted solution p, solve_residual per articulation the largest impulse change of the last
+    sweep [N s].
     """
     a = wp.tid()
     nc = topo.art_ncand[a]
     if nc == 0:
         solve_residual[a] = 0.0
+        sweeps[a] = 0
         return
     m = 3 * nc
     c0 = topo.art_cand_start[a]
@@ -630,85 +700,97 @@ def gauss_seidel_impulses(
         if contact_model == MODEL_SOFT and d >= 0.0:
             s = 0.0
         weight[ci] = s
-    # warm start: the local solve of contact i alone (p_i = -G_ii^-1 c_i, normal first), projected
+    # start: the previous step's impulses, or the local solve of contact i alone (p_i = -G_ii^-1 c_i), projected
     for i in range(nc):
         ci = c0 + i
         row = 3 * i
-        st = soft_contact_terms(contact_model, soft, dist[ci])
-        bias = stabilization * wp.min(dist[ci], 0.0) / dt + st[3]
-        mu = contact_mu(topo, ci)
-        pc = local_contact_solve(
-            G,
-            goff,
-            m,
-            row,
-            wp.vec3(c_free[3 * ci] + bias, c_free[3 * ci + 1], c_free[3 * ci + 2]),
-            mu,
-            wp.vec3(0.0),
-            wp.vec3(st[0], st[1], st[2]),
-        )
+        pc = wp.vec3(warm[3 * ci], warm[3 * ci + 1], warm[3 * ci + 2])
+        if use_warm == 0:
+            st = soft_contact_terms(contact_model, soft, dist[ci])
+            bias = stabilization * wp.min(dist[ci], 0.0) / dt + st[3]
+            pc = local_contact_solve(
+                G,
+                goff,
+                m,
+                row,
+                wp.vec3(c_free[3 * ci] + bias, c_free[3 * ci + 1], c_free[3 * ci + 2]),
+                contact_mu(topo, ci),
+                wp.vec3(0.0),
+                wp.vec3(st[0], st[1], st[2]),
+            )
         act = float(0.0)
         if weight[ci] > 0.0:
             act = 1.0
         p_hist[poff + row] = act * pc[0]
         p_hist[poff + row + 1] = act * pc[1]
         p_hist[poff + row + 2] = act * pc[2]
+    done = int(0)
+    count = iterations
     for it in range(iterations):
-        prev = poff + (it % slots) * m
-        cur = poff + ((it + 1) % slots) * m
-        racc = roff + (it % rslots) * m
-        for i in range(nc):
-            ci = c0 + i
-            row = 3 * i
-            coupling = wp.vec3(0.0)
-            for jc in range(nc):
-                wj = float(0.0)
-                src = prev
-                if jc != i:
-                    wj = 1.0
-                    if contact_model == MODEL_SMOOTHED:
-                        wj = weight[c0 + jc]
-                    if jc < i:
-                        src = cur
-                pj = wp.vec3(p_hist[src + 3 * jc], p_hist[src + 3 * jc + 1], p_hist[src + 3 * jc + 2])
-                gij = wp.mat33(
-                    G[goff + row * m + 3 * jc],
-                    G[goff + row * m + 3 * jc + 1],
-                    G[goff + row * m + 3 * jc + 2],
-                    G[goff + (row + 1) * m + 3 * jc],
-                    G[goff + (row + 1) * m + 3 * jc + 1],
-                    G[goff + (row + 1) * m + 3 * jc + 2],
-                    G[goff + (row + 2) * m + 3 * jc],
-                    G[goff + (row + 2) * m + 3 * jc + 1],
-                    G[goff + (row + 2) * m + 3 * jc + 2],
+        if done == 0:
+            prev = poff + (it % slots) * m
+            cur = poff + ((it + 1) % slots) * m
+            racc = roff + (it % rslots) * m
+            change = float(0.0)
+            for i in range(nc):
+                ci = c0 + i
+                row = 3 * i
+                coupling = wp.vec3(0.0)
+                for jc in range(nc):
+                    wj = float(0.0)
+                    src = prev
+                    if jc != i:
+                        wj = 1.0
+                        if contact_model == MODEL_SMOOTHED:
+                            wj = weight[c0 + jc]
+                        if jc < i:
+                            src = cur
+                    pj = wp.vec3(p_hist[src + 3 * jc], p_hist[src + 3 * jc + 1], p_hist[src + 3 * jc + 2])
+                    gij = wp.mat33(
+                        G[goff + row * m + 3 * jc],
+                        G[goff + row * m + 3 * jc + 1],
+                        G[goff + row * m + 3 * jc + 2],
+                        G[goff + (row + 1) * m + 3 * jc],
+                        G[goff + (row + 1) * m + 3 * jc + 1],
+                        G[goff + (row + 1) * m + 3 * jc + 2],
+                        G[goff + (row + 2) * m + 3 * jc],
+                        G[goff + (row + 2) * m + 3 * jc + 1],
+                        G[goff + (row + 2) * m + 3 * jc + 2],
+                    )
+                    coupling += wj * (gij * pj)
+                res[racc + row] = coupling[0]
+                res[racc + row + 1] = coupling[1]
+                res[racc + row + 2] = coupling[2]
+                st = soft_contact_terms(contact_model, soft, dist[ci])
+                bias = stabilization * wp.min(dist[ci], 0.0) / dt + st[3]
+                r = wp.vec3(
+                    res[racc + row] + c_free[3 * ci] + bias,
+                    res[racc + row + 1] + c_free[3 * ci + 1],
+                    res[racc + row + 2] + c_free[3 * ci + 2],
                 )
-                coupling += wj * (gij * pj)
-            res[racc + row] = coupling[0]
-            res[racc + row + 1] = coupling[1]
-            res[racc + row + 2] = coupling[2]
-            st = soft_contact_terms(contact_model, soft, dist[ci])
-            bias = stabilization * wp.min(dist[ci], 0.0) / dt + st[3]
-            r = wp.vec3(
-                res[racc + row] + c_free[3 * ci] + bias,
-                res[racc + row + 1] + c_free[3 * ci + 1],
-                res[racc + row + 2] + c_free[3 * ci + 2],
-            )
-            p_prev = wp.vec3(p_hist[prev + row], p_hist[prev + row + 1], p_hist[prev + row + 2])
-            pc = local_contact_solve(G, goff, m, row, r, contact_mu(topo, ci), p_prev, wp.vec3(st[0], st[1], st[2]))
-            act = float(0.0)
-            if weight[ci] > 0.0:
-                act = 1.0
-            p_hist[cur + row] = act * pc[0]
-            p_hist[cur + row + 1] = act * pc[1]
-            p_hist[cur + row + 2] = act * pc[2]
-    last = poff + (iterations % slots) * m
-    before = poff + ((iterations - 1) % slots) * m
+                p_prev = wp.vec3(p_hist[prev + row], p_hist[prev + row + 1], p_hist[prev + row + 2])
+                pc = local_contact_solve(G, goff, m, row, r, contact_mu(topo, ci), p_prev, wp.vec3(st[0], st[1], st[2]))
+                act = float(0.0)
+                if weight[ci] > 0.0:
+                    act = 1.0
+                p_hist[cur + row] = act * pc[0]
+                p_hist[cur + row + 1] = act * pc[1]
+                p_hist[cur + row + 2] = act * pc[2]
+                for rr in range(3):
+                    change = wp.max(change, wp.abs(p_hist[cur + row + rr] - p_hist[prev + row + rr]))
+            if change < tolerance:
+                done = 1
+                count = it + 1
+    sweeps[a] = count
+    last = poff + (count % slots) * m
+    before = poff + ((count - 1) % slots) * m
     delta = float(0.0)
     for i in range(nc):
         ci = c0 + i
         for rr in range(3):
             pv = p_hist[last + 3 * i + rr]
             p_final[3 * ci + rr] = pv
+            warm[3 * ci + rr] = pv
             impulse[3 * ci + rr] = weight[ci] * pv
             delta = wp.max(delta, wp.abs(pv - p_hist[before + 3 * i + rr]))
     solve_residual[a] = delta
@@ -728,7 +810,8 @@ def update_velocities(
     dv_acc: wp.array(dtype=float),
     qd_out: wp.array(dtype=float),
 ):
-    """v+ = v + dt H^-1 h + H^-1 J^T P, with H^-1 J^T P = L^-T (Z P)."""
+    """v+ = v + dt H^-1 h + H^-1 J^T P, with H^-1 J^T P = L^-1 (Z P), Z = L^-T J^T (each candidate's rows on
+    its chain only)."""
     a = wp.tid()
     n = topo.art_ndof[a]
     nc = topo.art_ncand[a]
@@ -736,11 +819,22 @@ def update_velocities(
     joff = topo.art_j_off[a]
     c0 = topo.art_cand_start[a]
     for k in range(n):
-        wk = float(0.0)
-        for r in range(3 * nc):
-            wk += Z[joff + r * n + k] * impulse[3 * c0 + r]
-        w[dof0 + k] = wk
-    back_substitution(L, topo.art_h_off[a], n, w, dof0, dv, dv_acc, dof0)
+        w[dof0 + k] = 0.0
+    for i in range(nc):
+        ci = c0 + i
+        leaf = topo.body_dof[topo.cand_body[ci]]
+        if leaf >= 0:
+            for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
+                k = leaf
+                if t >= topo.dof_anc_start[leaf]:
+                    k = topo.dof_anc[t]
+                kl = k - dof0
+                w[k] += (
+                    Z[joff + (3 * i) * n + kl] * impulse[3 * ci]
+                    + Z[joff + (3 * i + 1) * n + kl] * impulse[3 * ci + 1]
+                    + Z[joff + (3 * i + 2) * n + kl] * impulse[3 * ci + 2]
+                )
+    tree_solve(topo, L, topo.art_h_off[a], dof0, n, w, dv, dv_acc)
     for k in range(n):
         qd_out[dof0 + k] = qd[dof0 + k] + dt * acc[dof0 + k] + dv[dof0 + k]
 

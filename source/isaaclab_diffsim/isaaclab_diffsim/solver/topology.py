@@ -53,6 +53,13 @@ class Topology:
     body_joint: wp.array(dtype=int)
     dof_joint: wp.array(dtype=int)
     dof_coord: wp.array(dtype=int)
+    # branch-induced sparsity (docs/contact_solver.md "Sparse factorisation"): per dof its ancestors (nearest
+    # first) and descendants in its articulation, as ranges [start[k], start[k + 1]) of flat lists of global dofs
+    dof_anc_start: wp.array(dtype=int)
+    dof_anc: wp.array(dtype=int)
+    dof_desc_start: wp.array(dtype=int)
+    dof_desc: wp.array(dtype=int)
+    body_dof: wp.array(dtype=int)  # last dof of the body's nearest ancestor-or-own joint with dofs; -1: none
 
     body_mass: wp.array(dtype=float)
     body_inertia: wp.array(dtype=wp.mat33)
@@ -216,6 +223,46 @@ def _groups_collide(a: int, b: int) -> bool:
     return a != b
 
 
+def _dof_tree(n_dofs: int, n_bodies: int, jp, jc, qd_start, body_joint):
+    """Dof-level tree of all articulations: the parent of a joint's first dof is the last dof of the nearest
+    ancestor joint with dofs, each further dof of a multi-dof joint hangs below the previous one. Dofs are numbered
+    in topological order, so ancestors have smaller indices. Returns (anc_start, anc, desc_start, desc, body_dof)."""
+    body_dof = np.full(max(n_bodies, 1), -1, dtype=np.int32)
+    parent = np.full(max(n_dofs, 1), -1, dtype=np.int64)
+    for b in range(n_bodies):  # bodies' joints in any order: walk up to the first joint with dofs
+        k = b
+        while k >= 0:
+            j = body_joint[k]
+            if qd_start[j + 1] > qd_start[j]:
+                body_dof[b] = qd_start[j + 1] - 1
+                break
+            k = jp[j]
+    for j in range(len(jc)):
+        above = body_dof[jp[j]] if jp[j] >= 0 else -1
+        for d in range(qd_start[j], qd_start[j + 1]):
+            parent[d] = above
+            above = d
+    anc = [[] for _ in range(max(n_dofs, 1))]
+    desc = [[] for _ in range(max(n_dofs, 1))]
+    for d in range(n_dofs):
+        k = parent[d]
+        while k >= 0:
+            if k >= d:
+                raise ValueError("SolverMoreauGS: dofs are not in topological order")
+            anc[d].append(k)
+            desc[k].append(d)
+            k = parent[k]
+
+    def flatten(lists):
+        start = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int32)
+        flat = np.array([v for x in lists for v in x] or [0], dtype=np.int32)
+        return start, flat
+
+    anc_start, anc_flat = flatten(anc)
+    desc_start, desc_flat = flatten(desc)
+    return anc_start, anc_flat, desc_start, desc_flat, body_dof
+
+
 def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layout:
     """Validate ``model`` and build the per-articulation layout. Raises ValueError on unsupported scenes.
 
@@ -351,6 +398,10 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             dof_joint[d] = j
             dof_coord[d] = q_start[j] + i
 
+    dof_anc_start, dof_anc, dof_desc_start, dof_desc, body_dof = _dof_tree(
+        model.joint_dof_count, n_bodies, jp, jc, qd_start, body_joint
+    )
+
     flat = [c for cands in per_art_cands for c in cands] or [
         (0, 0, 0, np.zeros(3), 0.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), (0.0, 0.0, 0.0), IDENTITY_QUAT)
     ]
@@ -385,6 +436,11 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
     t.body_joint = arr(body_joint, int)
     t.dof_joint = arr(dof_joint, int)
     t.dof_coord = arr(dof_coord, int)
+    t.dof_anc_start = arr(dof_anc_start, int)
+    t.dof_anc = arr(dof_anc, int)
+    t.dof_desc_start = arr(dof_desc_start, int)
+    t.dof_desc = arr(dof_desc, int)
+    t.body_dof = arr(body_dof, int)
     t.body_mass = model.body_mass
     t.body_inertia = model.body_inertia
     t.body_com = model.body_com
