@@ -66,6 +66,8 @@ class ForwardStepper:
         self._key: tuple | None = None
         self.captures = 0
         """Number of graphs captured so far (a re-capture after a configuration change counts again)."""
+        self.replays = 0
+        """Number of steps run by replaying a captured graph."""
 
     def invalidate(self) -> None:
         """Drop the captured graph; the next step runs eagerly and captures anew."""
@@ -95,6 +97,7 @@ class ForwardStepper:
         replayable = self.capture and _warp_context.runtime.tape is None
         if replayable and self._graph is not None and _same(self._key, config + _signature(solver, self.model)):
             wp.capture_launch(self._graph)
+            self.replays += 1
         else:
             # Eager first: allocations and module loads happen here, outside any capture.
             run_substeps(solver, chain, ctrl, kap, dt)
