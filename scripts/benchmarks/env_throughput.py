@@ -63,7 +63,8 @@ def stage_breakdown(env: DiffVelocityEnv, num_envs: int, horizon: int, device: s
         s = dict(prof.seconds)
         rows = [("solver (kernel launches / graph replay)", s.get("solver", 0.0)),
                 ("bridge glue (views, copies, clones)", s["DiffSimulator.step"] - s.get("solver", 0.0)),
-                ("env MDP torch ops (targets, rewards, obs, resets)", s["env.step"] - s["DiffSimulator.step"])]  # fmt: skip
+                ("env MDP torch ops (targets, rewards, obs, resets)",
+                 s["env.step"] - s["DiffSimulator.step"])]  # fmt: skip
         out = [f"  forward env step, {num_envs} envs:", format_stages(rows, s["env.step"], horizon, "    ")]
         env.detach()
         prof.reset()

@@ -76,7 +76,8 @@ def stage_breakdown(env, act, steps: int, device: str, detail: bool) -> str:
     prof.wrap(manager, "_update_sensors", "sensors")
     prof.wrap(env.sim, "step", "sim.step")
     isaac = {
-        "action manager (process + apply)": [(env.action_manager, "process_action"), (env.action_manager, "apply_action")],
+        "action manager (process + apply)": [(env.action_manager, "process_action"),
+                                             (env.action_manager, "apply_action")],
         "scene write_data_to_sim": [(env.scene, "write_data_to_sim")],
         "scene update (asset data, sensors)": [(env.scene, "update")],
         "termination + reward managers": [(env.termination_manager, "compute"), (env.reward_manager, "compute")],
@@ -101,7 +102,8 @@ def stage_breakdown(env, act, steps: int, device: str, detail: bool) -> str:
     rows += [(f"Isaac Lab: {name}", s.get(name, 0.0)) for name in isaac]
     rows.append(("Isaac Lab: rest of env.step", total - sim - sum(s.get(name, 0.0) for name in isaac)))
     physics_steps = prof.calls["sim.step"] // steps
-    out = [f"  {env.num_envs} envs, {physics_steps} physics steps per env step:", format_stages(rows, total, steps, "    ")]
+    out = [f"  {env.num_envs} envs, {physics_steps} physics steps per env step:",
+           format_stages(rows, total, steps, "    ")]
     if detail:
         with kernel_launches(device) as kernels:
             for _ in range(steps):

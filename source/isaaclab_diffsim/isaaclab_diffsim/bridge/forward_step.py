@@ -16,6 +16,9 @@ a ``wp.Tape`` records never replays or captures (the tape must see the launches)
 
 from __future__ import annotations
 
+import contextlib
+import gc
+
 import torch
 import warp as wp
 import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) has no public accessor
@@ -28,12 +31,13 @@ _SCALARS = (bool, int, float, str, type(None))
 _OUTPUTS = ("joint_q", "joint_qd", "body_q", "body_qd")
 
 
-def _signature(*objects) -> tuple:
-    """The attribute values of ``objects`` (compared by :func:`_same`): what a captured graph depends on."""
+def config_signature(*objects) -> tuple:
+    """The attribute values of ``objects`` (compared by :func:`same_config`): what a captured graph depends on."""
     return tuple(v for obj in objects for v in vars(obj).values())
 
 
-def _same(a: tuple | None, b: tuple) -> bool:
+def same_config(a: tuple | None, b: tuple) -> bool:
+    """Whether two signatures match: the same objects (identity) and equal scalars (value and type)."""
     if a is None or len(a) != len(b):
         return False
     for x, y in zip(a, b):
@@ -83,7 +87,8 @@ class ForwardStepper:
 
     def step(self, solver, substeps: int, dt: float, joint_q, joint_qd, target_q=None, joint_f=None, kappa=None):
         """Advance flat float32 (joint_q, joint_qd) by ``substeps`` x ``dt``; inputs as in ``PhysicsStepFunction``
-        (already checked; ``kappa`` may also be a float). Returns new tensors (joint_q, joint_qd, body_q (nb, 7), body_qd (nb, 6))."""
+        (already checked; ``kappa`` may also be a float). Returns new tensors (joint_q, joint_qd, body_q (nb, 7),
+        body_qd (nb, 6))."""
         given = {"joint_q": joint_q, "joint_qd": joint_qd, "target_q": target_q, "joint_f": joint_f, "kappa": kappa}
         for name, t in given.items():
             if isinstance(t, float):
@@ -95,7 +100,8 @@ class ForwardStepper:
         chain = [self._start] + [self._states[k % 2] for k in range(substeps)]
         config = (solver, substeps, dt, target_q is not None, joint_f is not None, kappa is not None)
         replayable = self.capture and _warp_context.runtime.tape is None
-        if replayable and self._graph is not None and _same(self._key, config + _signature(solver, self.model)):
+        key = config + config_signature(solver, self.model) if replayable and self._graph is not None else None
+        if key is not None and same_config(self._key, key):
             wp.capture_launch(self._graph)
             self.replays += 1
         else:
@@ -104,11 +110,24 @@ class ForwardStepper:
             self.invalidate()
             if replayable:
                 # A capture records the launches without running them (on CPU and CUDA alike).
-                with wp.ScopedCapture(device=self.model.device, stream=_current_stream(self.model.device)) as cap:
+                stream = _current_stream(self.model.device)
+                with paused_gc(), wp.ScopedCapture(device=self.model.device, stream=stream) as cap:
                     run_substeps(solver, chain, ctrl, kap, dt)
-                self._graph, self._key = cap.graph, config + _signature(solver, self.model)
+                self._graph, self._key = cap.graph, config + config_signature(solver, self.model)
                 self.captures += 1
         return tuple(t.clone() for t in self._outputs[(substeps - 1) % 2])
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """No garbage collection (and so no collection-driven frees of device memory) while a graph is recorded."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _current_stream(device):
