@@ -130,9 +130,16 @@ def main():
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--profile", action="store_true", help="add time per Warp kernel and the top torch ops")
+    parser.add_argument("--torch-threads", type=int, default=0,
+                        help="torch intra-op threads in each child (0: torch's default); on a busy 2-core machine "
+                             "1 avoids OpenMP waits in Isaac Lab's contact-sensor reductions")  # fmt: skip
     parser.add_argument("--child", nargs=2, metavar=("PRESET", "NUM_ENVS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        if args.torch_threads > 0:
+            import torch
+
+            torch.set_num_threads(args.torch_threads)
         result = run_one(args.child[0], int(args.child[1]), args.device, args.steps, args.warmup, args.profile)
         print("RESULT " + json.dumps(result), flush=True)
         return
@@ -147,7 +154,8 @@ def main():
     for n in counts:
         for preset in presets:
             cmd = [sys.executable, __file__, "--child", preset, str(n), "--device", args.device,
-                   "--steps", str(args.steps), "--warmup", str(args.warmup)] + ["--profile"] * args.profile  # fmt: skip
+                   "--steps", str(args.steps), "--warmup", str(args.warmup),
+                   "--torch-threads", str(args.torch_threads)] + ["--profile"] * args.profile  # fmt: skip
             print(f"[bench] {preset} x {n} envs ...", flush=True)
             proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
             lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
