@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import numpy as np
 import torch
 import warp as wp
 from step_profile import StageProfile, format_kernels, format_stages, format_torch_ops, kernel_launches
@@ -32,6 +33,19 @@ def timed(fn, min_seconds: float = 2.0) -> float:
         dt = time.perf_counter() - t0
         best, total, runs = min(best, dt), total + dt, runs + 1
     return best
+
+
+def interleaved(fn, set_mode, repeats: int = 7) -> tuple[float, float]:
+    """Median wall times of fn() with set_mode(True) and set_mode(False), alternating (drift hits both alike)."""
+    times = {True: [], False: []}
+    for _ in range(repeats):
+        for mode in (True, False):
+            set_mode(mode)
+            t0 = time.perf_counter()
+            fn()
+            times[mode].append(time.perf_counter() - t0)
+    set_mode(True)
+    return float(np.median(times[True])), float(np.median(times[False]))
 
 
 def bench(num_envs: int, horizon: int, contact_model: str, device: str, asset_source: str = "urdf",
@@ -132,6 +146,11 @@ def _bench(env: DiffVelocityEnv, num_envs: int, horizon: int, device: str, profi
     t_fwd, t_fb, t_solver = timed(forward), timed(forward_backward), timed(solver_only)
     steps = horizon * num_envs
     breakdown = stage_breakdown(env, num_envs, horizon, device, profile)
+    stepper = getattr(sim, "forward", None)  # DiffSimulator's graph-replaying forward (absent in older versions)
+    if stepper is not None and hasattr(stepper, "capture"):
+        t_graph, t_eager = interleaved(forward, lambda on: setattr(stepper, "capture", on))
+        breakdown += (f"\n  forward, captured graph vs eager launches, interleaved horizons (median of 7): "
+                      f"{steps / t_graph:.0f} vs {steps / t_eager:.0f} env-steps/s ({t_eager / t_graph:.2f}x)")
     return {
         "breakdown": breakdown,
         "fwd": steps / t_fwd,

@@ -57,6 +57,7 @@ def run_one(preset: str, num_envs: int, device: str, steps: int, warmup: int, pr
                 resets += int((term | trunc).sum())
             wall = time.perf_counter() - t0
             breakdown = stage_breakdown(env, act, steps, device, profile)
+            breakdown += graph_ab(env, act, num_envs)
     finally:
         env.close()
     return {"preset": preset, "num_envs": num_envs, "env_steps_per_s": steps * num_envs / wall, "resets": resets,
@@ -114,6 +115,28 @@ def stage_breakdown(env, act, steps: int, device: str, detail: bool) -> str:
                 env.step(act())
         out += ["  torch ops:", format_torch_ops(tp, steps, top=15, indent="    ")]
     return "\n".join(out)
+
+
+def graph_ab(env, act, num_envs: int, block: int = 10, repeats: int = 7) -> str:
+    """On DiffSim's manager: env-steps/s with the CPU graph on and off, alternating blocks (medians)."""
+    import numpy as np
+    from isaaclab.physics import PhysicsManager
+
+    solver_cfg = getattr(PhysicsManager._cfg, "solver_cfg", None)
+    if not hasattr(solver_cfg, "use_cpu_graph") or not str(env.device).startswith("cpu"):
+        return ""
+    times = {True: [], False: []}
+    for _ in range(repeats):
+        for mode in (True, False):
+            solver_cfg.use_cpu_graph = mode
+            t0 = time.perf_counter()
+            for _ in range(block):
+                env.step(act())
+            times[mode].append(time.perf_counter() - t0)
+    solver_cfg.use_cpu_graph = True
+    on, off = (block * num_envs / float(np.median(times[m])) for m in (True, False))
+    return (f"\n  physics step from the CPU graph vs eager, alternating {block}-step blocks (median of {repeats}): "
+            f"{on:.0f} vs {off:.0f} env-steps/s ({on / off:.2f}x)")
 
 
 def torch_profiler():

@@ -107,8 +107,8 @@ class ForwardStepper:
         else:
             # Eager first: allocations and module loads happen here, outside any capture.
             run_substeps(solver, chain, ctrl, kap, dt)
-            self.invalidate()
             if replayable:
+                self.invalidate()
                 # A capture records the launches without running them (on CPU and CUDA alike).
                 stream = _current_stream(self.model.device)
                 with paused_gc(), wp.ScopedCapture(device=self.model.device, stream=stream) as cap:
