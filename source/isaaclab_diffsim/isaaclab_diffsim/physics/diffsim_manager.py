@@ -86,8 +86,8 @@ class NewtonDiffSimManager(NewtonManager):
         """Step; a pending model change makes the solver rebuild its buffers, so drop a captured graph first."""
         if cls._model_changes:
             cls._drop_cpu_graph()
-        if cls._model_changes and cls._graph is not None:
-            cls._invalidate_graph()
+            if cls._graph is not None:
+                cls._invalidate_graph()
         super().step()
 
     @classmethod
@@ -140,8 +140,10 @@ class NewtonDiffSimManager(NewtonManager):
                    cls._use_single_state, cls._report_contacts, cls._decimation, cls._num_substeps, cls._solver_dt,
                    cls._collision_decimation, *sensors, *cls._post_actuator_callbacks, *cls._state_force_callbacks,
                    *cls._post_step_callbacks)  # fmt: skip
-        arrays = config_signature(cls._solver, backend.model, backend.state_0, backend.state_1, backend.control)
-        return objects + arrays
+        owners = (cls._solver, backend.model, backend.state_0, backend.state_1, backend.control)
+        if cls._adapter is not None:  # actuator buffers it may swap between steps
+            owners += (cls._adapter,)
+        return objects + config_signature(*owners)
 
     @classmethod
     def _replay_or_run(cls, run, path: str) -> None:
