@@ -74,12 +74,11 @@ def stage_breakdown(env: DiffVelocityEnv, num_envs: int, horizon: int, device: s
             prof.reset()
             for _ in range(horizon):
                 env.step(zeros)
-        s = dict(prof.seconds)
+        s = dict(prof.seconds)  # exclusive times
         rows = [("solver (kernel launches / graph replay)", s.get("solver", 0.0)),
-                ("bridge glue (views, copies, clones)", s["DiffSimulator.step"] - s.get("solver", 0.0)),
-                ("env MDP torch ops (targets, rewards, obs, resets)",
-                 s["env.step"] - s["DiffSimulator.step"])]  # fmt: skip
-        out = [f"  forward env step, {num_envs} envs:", format_stages(rows, s["env.step"], horizon, "    ")]
+                ("bridge glue (views, copies, clones)", s["DiffSimulator.step"]),
+                ("env MDP torch ops (targets, rewards, obs, resets)", s["env.step"])]  # fmt: skip
+        out = [f"  forward env step, {num_envs} envs:", format_stages(rows, sum(r[1] for r in rows), horizon, "    ")]
         env.detach()
         prof.reset()
         actions = torch.zeros(horizon, num_envs, 12, device=device, requires_grad=True)
@@ -93,8 +92,8 @@ def stage_breakdown(env: DiffVelocityEnv, num_envs: int, horizon: int, device: s
         t2 = time.perf_counter()
         s = dict(prof.seconds)
         rows = [("forward: solver with tape", s.get("solver", 0.0)),
-                ("forward: bridge glue (tape, states, views)", s["DiffSimulator.step"] - s.get("solver", 0.0)),
-                ("forward: env MDP torch ops", (t1 - t0) - s["DiffSimulator.step"]),
+                ("forward: bridge glue (tape, states, views)", s["DiffSimulator.step"]),
+                ("forward: env MDP torch ops", (t1 - t0) - s.get("solver", 0.0) - s["DiffSimulator.step"]),
                 ("backward (tape replays + torch autograd)", t2 - t1)]  # fmt: skip
         out += [f"  forward+backward env step, {num_envs} envs:", format_stages(rows, t2 - t0, horizon, "    ")]
     finally:

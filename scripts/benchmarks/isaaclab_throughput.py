@@ -94,14 +94,13 @@ def stage_breakdown(env, act, steps: int, device: str, detail: bool) -> str:
             env.step(act())
     finally:
         prof.restore()
-    s = prof.seconds
-    total, solver, sensors, sim = s["env.step"], s.get("solver", 0.0), s.get("sensors", 0.0), s["sim.step"]
-    # the event manager's interval events run inside the reset/step paths already timed: keep stages disjoint
-    rows = [("solver (kernel launches / graph replay)", solver),
-            ("contact report + Newton sensors (_update_sensors)", sensors),
-            ("physics step glue (manager step, sim context)", sim - solver - sensors)]  # fmt: skip
+    s = prof.seconds  # exclusive times: a stage timed inside another (reset events, sensors) counts once
+    rows = [("solver, or CPU graph replay (+ actuators, sensors)", s.get("solver", 0.0)),
+            ("contact report + Newton sensors (_update_sensors)", s.get("sensors", 0.0)),
+            ("physics step glue (manager step, sim context)", s["sim.step"])]  # fmt: skip
     rows += [(f"Isaac Lab: {name}", s.get(name, 0.0)) for name in isaac]
-    rows.append(("Isaac Lab: rest of env.step", total - sim - sum(s.get(name, 0.0) for name in isaac)))
+    rows.append(("Isaac Lab: rest of env.step", s["env.step"]))
+    total = sum(r[1] for r in rows)
     physics_steps = prof.calls["sim.step"] // steps
     out = [f"  {env.num_envs} envs, {physics_steps} physics steps per env step:",
            format_stages(rows, total, steps, "    ")]

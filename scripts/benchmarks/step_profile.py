@@ -2,7 +2,7 @@
 
 :class:`StageProfile` wraps chosen callables (bound methods, module functions) with ``perf_counter`` timers that
 synchronize the device before reading the clock (on CUDA; CPU launches are synchronous). Nested stages are
-reported inclusive, so a stage's "self" time is its total minus that of the stages named as its children.
+reported exclusive: a stage's time excludes the stages timed inside it, so the stages add up to the whole.
 :func:`kernel_launches` additionally times every ``wp.launch`` / ``wp.capture_launch`` by kernel name.
 """
 
@@ -24,6 +24,7 @@ class StageProfile:
         self.calls: dict[str, int] = defaultdict(int)
         self._cuda = str(device).startswith("cuda")
         self._undo: list = []
+        self._inner: list[float] = []  # per open stage: time of the stages timed inside it
 
     def sync(self) -> None:
         if self._cuda:
@@ -37,12 +38,16 @@ class StageProfile:
         def timed(*args, **kwargs):
             self.sync()
             t0 = time.perf_counter()
+            self._inner.append(0.0)
             try:
                 return inner(*args, **kwargs)
             finally:
                 self.sync()
-                self.seconds[name] += time.perf_counter() - t0
+                elapsed = time.perf_counter() - t0
+                self.seconds[name] += elapsed - self._inner.pop()
                 self.calls[name] += 1
+                if self._inner:
+                    self._inner[-1] += elapsed
 
         setattr(owner, attr, timed)
         self._undo.append((owner, attr, raw))
