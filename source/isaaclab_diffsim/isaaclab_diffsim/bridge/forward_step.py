@@ -68,10 +68,25 @@ class ForwardStepper:
         self._controls: dict[tuple[bool, bool], newton.Control] = {}
         self._graph = None
         self._key: tuple | None = None
+        self._capture_stream = None
         self.captures = 0
         """Number of graphs captured so far (a re-capture after a configuration change counts again)."""
         self.replays = 0
         """Number of steps run by replaying a captured graph."""
+
+    @contextlib.contextmanager
+    def _capture_scope(self):
+        """Record on the CPU; on CUDA on a stream of our own (torch's default stream is the legacy one, which cannot
+        capture). The graph is then launched on the caller's current stream, ordered after the input copies."""
+        device = wp.get_device(self.model.device)
+        if not device.is_cuda:
+            with wp.ScopedCapture(device=device) as cap:
+                yield cap
+            return
+        if self._capture_stream is None:
+            self._capture_stream = wp.Stream(device)
+        with wp.ScopedStream(self._capture_stream), wp.ScopedCapture(stream=self._capture_stream) as cap:
+            yield cap
 
     def invalidate(self) -> None:
         """Drop the captured graph; the next step runs eagerly and captures anew."""
@@ -110,8 +125,7 @@ class ForwardStepper:
             if replayable:
                 self.invalidate()
                 # A capture records the launches without running them (on CPU and CUDA alike).
-                stream = _current_stream(self.model.device)
-                with paused_gc(), wp.ScopedCapture(device=self.model.device, stream=stream) as cap:
+                with paused_gc(), self._capture_scope() as cap:
                     run_substeps(solver, chain, ctrl, kap, dt)
                 self._graph, self._key = cap.graph, config + config_signature(solver, self.model)
                 self.captures += 1
@@ -130,6 +144,3 @@ def paused_gc():
             gc.enable()
 
 
-def _current_stream(device):
-    """The stream Warp currently launches on (CUDA; the bridge scopes it to torch's), None on the CPU."""
-    return wp.get_stream(device) if wp.get_device(device).is_cuda else None
