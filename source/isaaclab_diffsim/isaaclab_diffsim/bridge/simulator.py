@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
@@ -10,7 +11,8 @@ import warp as wp
 import newton
 from isaaclab_diffsim.solver import SolverMoreauGS
 
-from .physics_step import PhysicsStepFunction, check_inputs, make_control, new_state, run_substeps, stream_scope, wrap
+from .forward_step import ForwardStepper
+from .physics_step import PhysicsStepFunction, check_inputs, stream_scope
 
 
 class StepOutput(NamedTuple):
@@ -26,20 +28,26 @@ class DiffSimulator:
     """Owns a model and its solver and advances torch joint states by one policy step.
 
     ``step`` records a tape (via :class:`PhysicsStepFunction`) when grad mode is on and an input requires
-    grad; otherwise it steps two reused states without a tape and returns fresh tensors.
+    grad; otherwise it steps persistent buffers without a tape (:class:`ForwardStepper`) and returns fresh
+    tensors. With ``capture_forward`` (the default) those gradient-free steps are captured once into a Warp graph
+    (CPU or CUDA) and replayed, bitwise equal to eager stepping; after changing the model in place call
+    ``notify_model_changed`` (Newton's convention), which also drops the graph.
     ``targets`` are joint position targets, coordinate-shaped like joint_q (the free base's entries are
     ignored); ``joint_f`` generalized forces, dof-shaped. Either may be flat or (num_worlds, per-world).
     """
 
     def __init__(self, model: newton.Model, solver: SolverMoreauGS | None = None, substeps: int = 4,
-                 dt: float = 0.005, **solver_kwargs):  # fmt: skip
+                 dt: float = 0.005, capture_forward: bool = True, **solver_kwargs):  # fmt: skip
         self.model = model
         self.solver = solver if solver is not None else SolverMoreauGS(model, **solver_kwargs)
         self.substeps, self.dt = int(substeps), float(dt)
         self.device = torch.device(wp.device_to_torch(model.device))
-        self._fast = [new_state(model, False), new_state(model, False)]
-        self._fast_torch = [[wp.to_torch(getattr(s, n), False) for n in ("joint_q", "joint_qd", "body_q", "body_qd")]
-                            for s in self._fast]  # fmt: skip
+        self.forward = ForwardStepper(model, capture=capture_forward)
+
+    def notify_model_changed(self, flags: int = 0) -> None:
+        """Forward a model change to the solver (layout rebuilt) and drop the captured forward graph."""
+        self.solver.notify_model_changed(flags)
+        self.forward.invalidate()
 
     def default_state(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The model's initial joint_q, joint_qd as new (num_worlds, per-world) tensors when worlds are uniform."""
@@ -54,28 +62,31 @@ class DiffSimulator:
         substeps = self.substeps if substeps is None else int(substeps)
         dt = self.dt if dt is None else float(dt)
         flat = [None if t is None else t.reshape(-1) for t in (joint_q, joint_qd, targets, joint_f)]
-        if kappa is not None and not torch.is_tensor(kappa):
-            kappa = torch.tensor([float(kappa)], device=self.device)
-        if kappa is not None and (kappa.numel() != 1 or not bool(torch.isfinite(kappa).all() & (kappa > 0).all())):
-            raise ValueError(f"DiffSimulator.step: kappa must be one positive finite value, got {kappa.tolist()}")
+        kappa = self._checked_kappa(kappa)
         inputs = (*flat, kappa)
-        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in inputs):
-            q, qd, bq, bqd = PhysicsStepFunction.apply(self.solver, substeps, dt, *inputs)
+        if torch.is_grad_enabled() and any(torch.is_tensor(t) and t.requires_grad for t in inputs):
+            if not torch.is_tensor(kappa) and kappa is not None:
+                kappa = torch.tensor([kappa], device=self.device)
+            q, qd, bq, bqd = PhysicsStepFunction.apply(self.solver, substeps, dt, *flat, kappa)
         else:
-            q, qd, bq, bqd = self._step_no_grad(substeps, dt, *inputs)
+            check_inputs(self.model, *flat)
+            with torch.no_grad(), stream_scope(joint_q.device):
+                q, qd, bq, bqd = self.forward.step(self.solver, substeps, dt, *inputs)
         return StepOutput(q.view(joint_q.shape), qd.view(joint_qd.shape), bq, bqd)
 
-    @torch.no_grad()
-    def _step_no_grad(self, substeps, dt, joint_q, joint_qd, target_q, joint_f, kappa):
-        check_inputs(self.model, joint_q, joint_qd, target_q, joint_f)
-        with stream_scope(joint_q.device):
-            s0 = newton.State()
-            s0.joint_q, s0.joint_qd = wrap(joint_q)[0], wrap(joint_qd)[0]
-            ctrl = make_control(self.model, wrap(target_q)[0], wrap(joint_f)[0])
-            kap = None if kappa is None else wrap(kappa.reshape(1))[0]
-            chain = [s0] + [self._fast[k % 2] for k in range(substeps)]
-            run_substeps(self.solver, chain, ctrl, kap, dt)
-            return tuple(t.clone() for t in self._fast_torch[(substeps - 1) % 2])
+    @staticmethod
+    def _checked_kappa(kappa):
+        """A number stays a float (checked on the host, no device read); a tensor is checked with one host read."""
+        if kappa is None:
+            return None
+        if not torch.is_tensor(kappa):
+            value = float(kappa)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"DiffSimulator.step: kappa must be one positive finite value, got {[value]}")
+            return value
+        if kappa.numel() != 1 or not bool(torch.isfinite(kappa).all() & (kappa > 0).all()):
+            raise ValueError(f"DiffSimulator.step: kappa must be one positive finite value, got {kappa.tolist()}")
+        return kappa
 
     def step_memory_bytes(self, substeps=None) -> int:
         """Estimated bytes one differentiable policy step keeps alive until its backward."""

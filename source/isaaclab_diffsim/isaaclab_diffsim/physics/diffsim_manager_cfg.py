@@ -68,6 +68,10 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     """Clear the collide flag of shapes the solver cannot collide (meshes, cylinders, static non-planes,
     finite planes) before the model is finalized (logged). False: the solver raises on them."""
 
+    use_cpu_graph: bool = True
+    """On the CPU, replay the physics step from a captured Warp graph (one launch instead of one per kernel; bitwise
+    the same results). Declined for models that require gradients. CUDA graphs are ``NewtonCfg.use_cuda_graph``."""
+
     def __post_init__(self):
         self.validate_values()
 
@@ -90,6 +94,7 @@ class DiffSimSolverCfg(NewtonSolverCfg):
             "kf": finite(self.kf) and self.kf > 0.0,
             "actuator_saturation": finite(self.actuator_saturation) and self.actuator_saturation >= 0.0,
             "collider_shapes_expr": self.collider_shapes_expr is None or isinstance(self.collider_shapes_expr, str),
+            "use_cpu_graph": isinstance(self.use_cpu_graph, bool),
         }
         bad = [f"{name}={getattr(self, name)!r}" for name, ok in checks.items() if not ok]
         if bad:
