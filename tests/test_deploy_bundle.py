@@ -20,8 +20,10 @@ from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.flat_diff_env_cf
 )
 
 
-def make_env(num_envs=4, **fields):
+def make_env(num_envs=4, contact_model=None, **fields):
     cfg = AnymalCFlatDiffEnvCfg(num_envs=num_envs, asset_source="urdf", episode_length_s=0.4)
+    if contact_model is not None:
+        cfg.solver_cfg.contact_model = contact_model
     for k, v in fields.items():
         setattr(cfg, k, v)
     return DiffVelocityEnv(cfg)
@@ -146,10 +148,10 @@ def test_gym_make_without_cfg_builds_the_registered_config():
 
     env = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct", num_envs=2, asset_source="urdf").unwrapped
     assert type(env.cfg) is AnymalCFlatDiffEnvCfg
-    assert env.cfg.kp == 80.0 and env.cfg.kappa == 200.0 and env.cfg.gait.period_s == 0.6 and env.num_obs == 50
-    assert env.cfg.contact_model == "smoothed" and env.cfg.num_envs == 2
+    assert env.cfg.kp == 80.0 and env.cfg.solver_cfg.kappa == 200.0 and env.cfg.gait.period_s == 0.6 and env.num_obs == 50
+    assert env.cfg.solver_cfg.contact_model == "smoothed" and env.cfg.num_envs == 2
     play = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct-Play", num_envs=2, asset_source="urdf").unwrapped
     assert type(play.cfg) is AnymalCFlatDiffEnvCfg_PLAY
-    assert play.cfg.contact_model == "hard" and play.cfg.events.push_velocity == 0.0
+    assert play.cfg.solver_cfg.contact_model == "hard" and play.cfg.events.push_velocity == 0.0
     assert play.cfg.kp == 80.0 and play.cfg.gait.joint_swing_scale == 1.0
     assert play.sim.solver.contact_model == "hard"

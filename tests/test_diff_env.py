@@ -22,8 +22,9 @@ def restore(env, snap):
         setattr(env, k, v.clone())
 
 
-def make_cfg(**kw):
-    cfg = DiffVelocityEnvCfg(num_envs=4, contact_model="smoothed", kappa=300.0)
+def make_cfg(contact_model="smoothed", **kw):
+    cfg = DiffVelocityEnvCfg(num_envs=4)
+    cfg.solver_cfg.contact_model, cfg.solver_cfg.kappa = contact_model, 300.0
     cfg.rewards.feet_air_time = 0.0  # contact timing has no gradient; keep the FD check smooth
     for k, v in kw.items():
         setattr(cfg, k, v)
@@ -46,8 +47,10 @@ def test_gym_make_builds_and_steps():
     assert extras["terminal_obs"].shape == (4, 48)
     with pytest.raises(ValueError):
         env.step(torch.zeros(3, 12))
+    sticky = DiffVelocityEnvCfg(num_envs=2)
+    sticky.solver_cfg.contact_model = "sticky"
     with pytest.raises(ValueError):
-        DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=2), contact_model="sticky")
+        DiffVelocityEnv(sticky)
 
 
 @pytest.mark.parametrize("gait_period, source", [(0.0, "urdf"), (0.4, "urdf"), (0.4, "isaaclab")])
@@ -120,7 +123,8 @@ def test_hard_mode_matches_solver():
     with torch.no_grad():
         env.step(actions)
     model = env.model
-    solver = SolverMoreauGS(model, contact_model="hard", iterations=env.cfg.iterations, actuator_saturation=120.0)
+    solver = SolverMoreauGS(model, contact_model="hard", iterations=env.cfg.solver_cfg.iterations,
+                            actuator_saturation=120.0)
     control = model.control()
     targets = torch.cat([torch.zeros(4, 7), env.default_leg + 0.5 * actions], 1)
     control.joint_target_q.assign(targets.reshape(-1).numpy())
@@ -160,10 +164,29 @@ def test_usd_asset_source_matches_urdf(source):
         _compare_urdf_usd(envs)
         if source == "isaaclab":
             assert envs["usd"].info["bodies_per_world"] == 17  # Isaac Lab's scene keeps the feet as bodies
+            _check_one_solver_per_model(envs["usd"])
             with pytest.raises(RuntimeError, match="SimulationContext already exists"):
                 make_env(asset_source="isaaclab")  # Isaac Lab's simulation context is a singleton
     finally:
         envs["usd"].close()
+
+
+def _check_one_solver_per_model(env):
+    """The env steps the solver Isaac Lab's physics manager built for the model, and no other SolverMoreauGS on that
+    model exists; switching the contact model replaces it in both places."""
+    import gc
+
+    from isaaclab_newton.physics import NewtonManager
+
+    def solvers_of_model():
+        gc.collect()
+        return [o for o in gc.get_objects() if isinstance(o, SolverMoreauGS) and o.model is env.model]
+
+    assert env.sim.solver is NewtonManager._solver and solvers_of_model() == [env.sim.solver]
+    env.set_contact_model("smoothed", kappa=250.0)
+    assert env.sim.solver is NewtonManager._solver and solvers_of_model() == [env.sim.solver]
+    assert env.sim.solver.contact_model == "smoothed" and float(env.sim.solver.kappa) == 250.0
+    env.set_contact_model("hard")
 
 
 def _compare_urdf_usd(envs):
@@ -193,7 +216,8 @@ def test_gait_clock_and_foot_height_reference():
     """Gait clock (``gait.period_s``): the observation ends with (sin, cos) of the phase, and the foot-height term is
     sum_f (h_f - ref_f)^2 with ref = swing_height at a diagonal pair's mid-swing and 0 for the pair in stance. A robot
     standing in hard contact (feet at h = 0) at a quarter period therefore has error 2 * swing_height^2."""
-    cfg = DiffVelocityEnvCfg(num_envs=2, contact_model="hard")
+    cfg = DiffVelocityEnvCfg(num_envs=2)
+    cfg.solver_cfg.contact_model = "hard"
     cfg.gait.period_s, cfg.gait.swing_height = 0.4, 0.08
     cfg.events.reset_base_velocity = 0.0
     cfg.events.reset_joint_scale_range = (1.0, 1.0)
@@ -231,7 +255,8 @@ def test_trajectory_generator_offsets_and_foot_lift():
     """``gait.joint_swing_scale``: the targets of a leg in mid-swing are its default angles times (1 + scale), those
     of a leg in stance are unchanged; with zero actions (kp 80, scale 1, hard contact) the robot steps in place: each
     foot rises several cm during its swing and the base neither falls nor drifts."""
-    cfg = DiffVelocityEnvCfg(num_envs=2, contact_model="hard", kp=80.0)
+    cfg = DiffVelocityEnvCfg(num_envs=2, kp=80.0)
+    cfg.solver_cfg.contact_model = "hard"
     cfg.gait.period_s, cfg.gait.joint_swing_scale = 0.4, 1.0
     cfg.events.reset_base_velocity = 0.0
     cfg.events.reset_joint_scale_range = (1.0, 1.0)

@@ -16,7 +16,8 @@ from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
 
 def rollout(spacing: float, source: str = "urdf", steps: int = 25):
     """Joint states and world-frame base positions over a hard-contact rollout with fixed random actions."""
-    cfg = DiffVelocityEnvCfg(num_envs=4, contact_model="hard", env_spacing=spacing, asset_source=source)
+    cfg = DiffVelocityEnvCfg(num_envs=4, env_spacing=spacing, asset_source=source)
+    cfg.solver_cfg.contact_model = "hard"
     env = DiffVelocityEnv(cfg)
     try:
         env.reset()

@@ -29,7 +29,8 @@ def timed(fn, min_seconds: float = 2.0) -> float:
 
 
 def bench(num_envs: int, horizon: int, contact_model: str, device: str, asset_source: str = "urdf") -> dict:
-    cfg = DiffVelocityEnvCfg(num_envs=num_envs, device=device, contact_model=contact_model, asset_source=asset_source)
+    cfg = DiffVelocityEnvCfg(num_envs=num_envs, device=device, asset_source=asset_source)
+    cfg.solver_cfg.contact_model = contact_model
     env = DiffVelocityEnv(cfg)
     try:
         return _bench(env, num_envs, horizon, device)

@@ -65,10 +65,10 @@ def main():
     results = {}
     for model in models:
         cfg = AnymalCFlatDiffEnvCfg()
-        cfg.num_envs, cfg.contact_model, cfg.seed, cfg.device = args.num_envs, model, args.seed, args.device
+        cfg.num_envs, cfg.solver_cfg.contact_model, cfg.seed, cfg.device = args.num_envs, model, args.seed, args.device
         cfg.events.push_interval_s = (1e6, 1e6)  # no pushes inside the measured rollouts
         if args.kappa is not None:
-            cfg.kappa = args.kappa
+            cfg.solver_cfg.kappa = args.kappa
         cfg.validate_values()
         env = DiffVelocityEnv(cfg)
         torch.manual_seed(args.seed)

@@ -40,6 +40,7 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
     dict: contact model and gait of training)."""
     cfg = env.cfg
     gait = train_env_cfg["gait"]
+    train_solver = train_env_cfg["solver_cfg"]
     obs_terms = [{"name": n, "shape": [s], "dtype": "float32", "scale": 1.0, "description": d}
                  for n, s, d in OBSERVATION_TERMS]  # fmt: skip
     num_obs = sum(s for _, s, _ in OBSERVATION_TERMS)
@@ -79,7 +80,7 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
                 "default_joint_damping": [float(cfg.kd)] * nj,
                 "effort_limit": env.effort_limit.detach().cpu().tolist(),
                 "velocity_limit": env.velocity_limit.detach().cpu().tolist(),
-                "actuator_saturation": float(cfg.actuator_saturation),
+                "actuator_saturation": float(cfg.solver_cfg.actuator_saturation),
                 "actuator": "DC motor: clip(kp (target - q) - kd qd) to +-min(effort_limit, saturation (1 -+ qd / "
                             "velocity_limit))",
             }
@@ -94,9 +95,9 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
             "gait_offsets": "joint_swing_scale * max(sin(2 pi (phase + joint_phase_offsets)), 0) * default_joint_pos",
         },
         "training": {
-            "contact_model": train_env_cfg["contact_model"],
-            "kappa": float(train_env_cfg["kappa"]),
-            "margin": train_env_cfg["margin"],
+            "contact_model": train_solver["contact_model"],
+            "kappa": float(train_solver["kappa"]),
+            "margin": train_solver["margin"],
             "asset_source": train_env_cfg["asset_source"],
         },
     }

@@ -18,6 +18,7 @@ from isaaclab.utils.string import string_to_callable
 
 from ..assets.anymal_c import LEGS, build_anymal_c_model
 from ..bridge import DiffSimulator
+from ..solver import SolverMoreauGS
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg
 from .nonfinite import check_finite
 from .rotations import quat_rotate, quat_rotate_inverse, yaw_quat
@@ -68,16 +69,18 @@ class DiffVelocityEnv(gym.Env):
 
             self.isaaclab_scene = AnymalCScene(
                 cfg.num_envs, str(self.device), cfg.sim_dt, kp=cfg.kp, kd=cfg.kd, base_height=cfg.init_base_height,
-                env_spacing=cfg.env_spacing, **self._solver_kwargs(),
+                solver_cfg=cfg.solver_cfg, env_spacing=cfg.env_spacing,
             )
             model, info = self.isaaclab_scene.model, self.isaaclab_scene.info
+            solver = self.isaaclab_scene.solver  # the physics manager's: one solver per model
         else:
             model, info = build_anymal_c_model(
                 num_worlds=cfg.num_envs, device=str(self.device), kp=cfg.kp, kd=cfg.kd,
                 base_height=cfg.init_base_height, requires_grad=True, source=cfg.asset_source,
             )
+            solver = SolverMoreauGS(model, **cfg.solver_cfg.solver_kwargs())
         self.model, self.info = model, info
-        self.sim = DiffSimulator(model, substeps=cfg.decimation, dt=cfg.sim_dt, **self._solver_kwargs())
+        self.sim = DiffSimulator(model, solver=solver, substeps=cfg.decimation, dt=cfg.sim_dt)
         q0 = wp.to_torch(model.joint_q, requires_grad=False).view(self.num_envs, NQ).clone()
         self.default_q = q0[0].clone()
         self.env_origins = self._env_origins()
@@ -156,25 +159,16 @@ class DiffVelocityEnv(gym.Env):
         self.obs = self._observations(self.q, self.qd, self.last_actions)
 
     def set_contact_model(self, contact_model: str, kappa: float | None = None) -> None:
-        """Switch the solver's contact model (e.g. evaluate a smoothed-trained policy in hard contact)."""
-        from ..solver import SolverMoreauGS
-
-        self.cfg.contact_model = contact_model
+        """Switch the solver's contact model (e.g. evaluate a smoothed-trained policy in hard contact): the model's
+        solver is replaced (in the Isaac Lab scene's physics manager too), never doubled."""
+        self.cfg.solver_cfg.contact_model = contact_model
         if kappa is not None:
-            self.cfg.kappa = kappa
+            self.cfg.solver_cfg.kappa = kappa
         self.cfg.validate_values()
-        self.sim.solver = SolverMoreauGS(self.model, **self._solver_kwargs())
-
-    def _solver_kwargs(self) -> dict:
-        cfg = self.cfg
-        return {
-            "contact_model": cfg.contact_model,
-            "kappa": cfg.kappa,
-            "margin": cfg.margin,
-            "iterations": cfg.iterations,
-            "adjoint": cfg.adjoint,
-            "actuator_saturation": cfg.actuator_saturation,
-        }
+        solver = SolverMoreauGS(self.model, **self.cfg.solver_cfg.solver_kwargs())
+        if self.isaaclab_scene is not None:
+            self.isaaclab_scene.set_solver(solver)
+        self.sim.solver = solver
 
     def step(self, actions: torch.Tensor):
         """Returns (obs, reward, terminated, truncated, extras); see the module docstring.
@@ -279,7 +273,7 @@ class DiffVelocityEnv(gym.Env):
         """ANYdrive DC-motor torque (PD clipped by the torque-speed envelope), as the solver applies it."""
         v = qd[:, 6:]
         tau = self.cfg.kp * (targets_leg - q[:, 7:]) - self.cfg.kd * v
-        sat = self.cfg.actuator_saturation
+        sat = self.cfg.solver_cfg.actuator_saturation
         hi = torch.minimum(self.effort_limit, sat * (1.0 - v / self.velocity_limit))
         lo = torch.maximum(-self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
         return torch.minimum(torch.maximum(tau, lo), hi)

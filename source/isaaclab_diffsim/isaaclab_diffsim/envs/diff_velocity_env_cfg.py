@@ -6,7 +6,7 @@ import math
 
 from isaaclab.utils import configclass
 
-from ..solver import ADJOINTS, DEFAULT_ADJOINT
+from ..physics.diffsim_manager_cfg import DiffSimSolverCfg
 
 
 @configclass
@@ -85,8 +85,9 @@ class DiffGaitCfg:
 class DiffVelocityEnvCfg:
     """ANYmal C on SolverMoreauGS: 48-d observation, 12 joint-position-target actions, policy at 50 Hz.
 
-    The contact model and its parameters are fields, so a policy trained in "smoothed" contact can be
-    evaluated in "hard" contact by overriding ``contact_model``.
+    The solver's parameters are one embedded :class:`DiffSimSolverCfg` (``solver_cfg``), the same config Isaac Lab
+    tasks on this backend use, so a policy trained in "smoothed" contact can be evaluated in "hard" contact by
+    overriding ``solver_cfg.contact_model``.
     """
 
     num_envs: int = 64
@@ -115,13 +116,9 @@ class DiffVelocityEnvCfg:
     # ANYdrive as a DC motor: PD gains, peak torque at zero speed, effort limit from the URDF (80 N m)
     kp: float = 40.0
     kd: float = 5.0
-    actuator_saturation: float = 120.0
-    # contact model (SolverMoreauGS arguments)
-    contact_model: str = "smoothed"
-    kappa: float = 1000.0
-    margin: float | None = None
-    iterations: int = 20
-    adjoint: str = DEFAULT_ADJOINT
+    solver_cfg: DiffSimSolverCfg = DiffSimSolverCfg(actuator_saturation=120.0)
+    """SolverMoreauGS's parameters: contact model, kappa, margin, sweeps, adjoint, and the ANYdrive's DC-motor
+    torque-speed envelope (``actuator_saturation``, peak torque [N m] at zero speed)."""
     # terminations (failures): base below this height [m], or tilted so that gravity's z in the base frame > this
     min_base_height: float = 0.3
     max_gravity_z: float = -0.5
@@ -135,17 +132,15 @@ class DiffVelocityEnvCfg:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
         if self.asset_source not in ("urdf", "usd", "isaaclab"):
             raise ValueError(f"asset_source must be urdf, usd or isaaclab, got {self.asset_source!r}")
-        if self.adjoint not in ADJOINTS:
-            raise ValueError(f"adjoint must be one of {ADJOINTS}, got {self.adjoint!r}")
-        if self.contact_model not in ("smoothed", "hard", "soft"):
-            raise ValueError(f"contact_model must be smoothed, hard or soft, got {self.contact_model!r}")
+        self.solver_cfg.validate_values()
+        if self.solver_cfg.actuator_saturation <= 0:
+            raise ValueError(f"solver_cfg.actuator_saturation must be > 0 (the ANYdrive's envelope), got "
+                             f"{self.solver_cfg.actuator_saturation!r}")
         positive = {
             "num_envs": self.num_envs,
             "episode_length_s": self.episode_length_s,
             "decimation": self.decimation,
             "sim_dt": self.sim_dt,
-            "kappa": self.kappa,
-            "iterations": self.iterations,
         }
         if self.gait.period_s < 0 or self.gait.swing_height < 0:
             raise ValueError(f"gait.period_s and gait.swing_height must be >= 0, got {self.gait.period_s!r}, "
@@ -158,7 +153,6 @@ class DiffVelocityEnvCfg:
         positive.update({
             "kp": self.kp,
             "action_scale": self.action_scale,
-            "actuator_saturation": self.actuator_saturation,
             "rewards.tracking_std": self.rewards.tracking_std,  # 0 divides by zero in the tracking rewards
             "commands.resampling_time_s": self.commands.resampling_time_s,
             "init_base_height": self.init_base_height,

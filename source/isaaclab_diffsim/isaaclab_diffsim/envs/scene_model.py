@@ -3,9 +3,9 @@
 Isaac Lab's ``Articulation`` and ``NewtonManager`` step the model in place and without a ``wp.Tape``, so the
 differentiable env cannot step through them. It can share everything before the first step: the scene spawns
 ``ANYMAL_C_DIFFSIM_CFG`` (the cached USD), Isaac Lab's cloner replicates it into one Newton world per env, and
-the DiffSim manager finalizes the model. The env then writes its drives into that model and steps it with its own
-:class:`SolverMoreauGS` through the bridge, with the body, foot and joint indexing read from the scene's
-``Articulation``.
+the DiffSim manager finalizes the model and builds its :class:`SolverMoreauGS`. The env then writes its drives into
+that model and steps it with that same solver (one solver per model) through the bridge, with the body, foot and
+joint indexing read from the scene's ``Articulation``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import warp as wp
 import newton
 
 from ..assets.anymal_c import LEGS, urdf_joint_limits
+from ..physics.diffsim_manager_cfg import DiffSimSolverCfg
+from ..solver import SolverMoreauGS
 
 
 class AnymalCScene:
@@ -31,11 +33,11 @@ class AnymalCScene:
         kp, kd: PD gains of the implicit joint drives (the ANYdrive DC motor, stepped by the solver).
         base_height: Height of the base at the default pose [m].
         env_spacing: Spacing of the scene's env-origin grid [m] (``env_origins``).
-        solver_kwargs: :class:`DiffSimSolverCfg` fields (contact model, kappa, margin, iterations, saturation).
+        solver_cfg: The solver's parameters; the physics manager builds the solver (``solver``) from it.
     """
 
     def __init__(self, num_envs: int, device: str, sim_dt: float, *, kp: float, kd: float, base_height: float,
-                 env_spacing: float = 2.5, **solver_kwargs):  # fmt: skip
+                 solver_cfg: DiffSimSolverCfg, env_spacing: float = 2.5):  # fmt: skip
         from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
         from isaaclab.sim import SimulationCfg, SimulationContext
         from isaaclab.terrains import TerrainImporterCfg
@@ -44,7 +46,7 @@ class AnymalCScene:
 
         from ..assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
         from ..assets.ground_plane import ground_plane_usd_path
-        from ..physics.presets import diffsim_physics
+        from isaaclab_newton.physics import NewtonCfg
 
         if SimulationContext.instance() is not None:
             raise RuntimeError(
@@ -58,7 +60,8 @@ class AnymalCScene:
             prim_path="/World/ground", terrain_type="usd", usd_path=str(ground_plane_usd_path())
         )
         scene_cfg.robot = robot_cfg
-        physics = diffsim_physics(collider_shapes_expr=ANYMAL_C_FOOT_COLLIDERS_EXPR, **solver_kwargs)
+        solver_cfg = replace(solver_cfg, collider_shapes_expr=ANYMAL_C_FOOT_COLLIDERS_EXPR)
+        physics = NewtonCfg(solver_cfg=solver_cfg, num_substeps=1)
         self.sim = SimulationContext(SimulationCfg(dt=float(sim_dt), device=str(device), physics=physics))
         try:
             self.scene = InteractiveScene(scene_cfg)
@@ -66,6 +69,9 @@ class AnymalCScene:
             self.model: newton.Model = NewtonManager.get_model()
             self.robot = self.scene["robot"]
             self.info = self._configure(kp, kd, base_height)
+            self.solver: SolverMoreauGS = NewtonManager._solver
+            """The solver the physics manager built for ``model``; the env steps this one."""
+            self.solver.notify_model_changed(0)  # re-read the model after the edits above
             origins = self.scene.env_origins
             self.env_origins = torch.as_tensor(getattr(origins, "torch", origins)).to(str(device)).view(num_envs, 3)
         except Exception:
@@ -139,6 +145,15 @@ class AnymalCScene:
             "q_start": worlds * nq,
             "qd_start": worlds * nd,
         }
+
+    def set_solver(self, solver: SolverMoreauGS) -> None:
+        """Replace the solver of ``model`` (a new contact model), in the physics manager too: one solver per model."""
+        from isaaclab_newton.physics import NewtonManager
+
+        if solver.model is not self.model:
+            raise ValueError("AnymalCScene.set_solver: the solver was built for another model")
+        NewtonManager._solver = solver
+        self.solver = solver
 
     def close(self) -> None:
         """Stop and release Isaac Lab's simulation context (and with it the scene and manager)."""

@@ -17,7 +17,7 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
       for a step, and the critic, fitted on a standing policy, pulls the actor back to standing.
     - ``kp=80``: at ANYdrive's kp 40 the legs sag about 0.6 rad under the robot's weight, and with the trajectory
       generator folding two legs at a time the robot sits down within seconds even with zero actions.
-    - ``kappa=200``: a wider sigmoid than the class default (1000); policies trained with it evaluated better in
+    - ``solver_cfg.kappa=200``: a wider sigmoid than the class default (1000); policies trained with it evaluated better in
       hard contact in our runs.
     - forward commands only (``lin_vel_y`` and ``ang_vel_z`` fixed at 0): the CPU budget of one hour, and what
       the evaluation measures. Override ``env.commands.lin_vel_y=(-1.0,1.0)`` etc. for omnidirectional commands.
@@ -30,9 +30,9 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
     num_envs: int = 64
     asset_source: str = "isaaclab"
     kp: float = 80.0
-    kappa: float = 200.0
 
     def __post_init__(self):
+        self.solver_cfg.kappa = 200.0
         self.gait.period_s = 0.6
         self.gait.joint_swing_scale = 1.0
         self.commands.lin_vel_y = (0.0, 0.0)
@@ -45,7 +45,7 @@ class AnymalCFlatDiffEnvCfg_PLAY(AnymalCFlatDiffEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        self.contact_model = "hard"
+        self.solver_cfg.contact_model = "hard"
         self.commands.lin_vel_y = (0.0, 0.0)
         self.commands.ang_vel_z = (0.0, 0.0)
         self.events.push_velocity = 0.0
