@@ -40,7 +40,7 @@ from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
 def joint_rows_by_leg(joint_names: list[str]) -> dict[str, list[tuple[int, str]]]:
     """Columns of the joint trace grouped by leg: {"LF": [(column, "HAA"), ...], ...}, in the model's joint order
-    (``env.info["joint_names"]``, e.g. ``LF_HAA``; the legs' order differs between asset sources)."""
+    (``env.layout.joint_names``, e.g. ``LF_HAA``; the legs' order differs between asset sources)."""
     legs: dict[str, list[tuple[int, str]]] = {}
     for col, name in enumerate(joint_names):
         leg, _, joint = name.partition("_")
@@ -193,7 +193,7 @@ def main():
     if args.record and args.record_grad_horizon > 0:
         record_with_gradients(env, policy, args)
     if args.plot:
-        plot_joints(result.joint_trace, env.info["joint_names"], env.step_dt, args.plot)
+        plot_joints(result.joint_trace, env.layout.joint_names, env.step_dt, args.plot)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ import pytest
 import torch
 from torch.func import functional_call, vmap
 
-from isaaclab_diffsim.envs import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.solver import ADJOINTS
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg

@@ -7,7 +7,7 @@ import torch
 import warp as wp
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the gym ids)
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffEventsCfg, DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.solver import SolverMoreauGS
 
 STATE = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time", "push_time")
@@ -159,11 +159,14 @@ def test_usd_asset_source_matches_urdf(source):
     Lab's InteractiveScene and the DiffSim physics manager build from it) simulate the same robot as the URDF: from
     the same start, with the same actions by joint name, 25 hard-contact steps end in the same state (legs
     reordered to Isaac Lab's LF, LH, RF, RH)."""
-    envs = {"urdf": make_env(contact_model="hard"), "usd": make_env(asset_source=source, contact_model="hard")}
+    # the same startup events in both (Isaac Lab's event functions draw from torch's generator on "isaaclab")
+    events = DiffEventsCfg(base_mass_add_range=(2.0, 2.0), base_com_range={"x": (0.01, 0.01)})
+    envs = {"urdf": make_env(contact_model="hard", events=events),
+            "usd": make_env(asset_source=source, contact_model="hard", events=events.copy())}  # fmt: skip
     try:
         _compare_urdf_usd(envs)
         if source == "isaaclab":
-            assert envs["usd"].info["bodies_per_world"] == 17  # Isaac Lab's scene keeps the feet as bodies
+            assert envs["usd"].layout.bodies_per_world == 17  # Isaac Lab's scene keeps the feet as bodies
             _check_one_solver_per_model(envs["usd"])
             with pytest.raises(RuntimeError, match="SimulationContext already exists"):
                 make_env(asset_source="isaaclab")  # Isaac Lab's simulation context is a singleton
@@ -190,9 +193,15 @@ def _check_one_solver_per_model(env):
 
 
 def _compare_urdf_usd(envs):
-    names = {src: env.info["joint_names"] for src, env in envs.items()}
+    names = {src: list(env.layout.joint_names) for src, env in envs.items()}
     assert names["usd"] == [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
     perm = [names["urdf"].index(n) for n in names["usd"]]  # usd leg dof i is urdf leg dof perm[i]
+    layouts = {src: env.layout for src, env in envs.items()}
+    for field in ("default_joint_pos", "stiffness", "damping", "effort_limit", "velocity_limit"):
+        by_name = {src: dict(zip(lay.joint_names, getattr(lay, field))) for src, lay in layouts.items()}
+        assert by_name["usd"] == pytest.approx(by_name["urdf"]), field
+    assert layouts["usd"].foot_names == layouts["urdf"].foot_names == ("LF", "RF", "LH", "RH")
+    assert layouts["usd"].foot_radius == pytest.approx(layouts["urdf"].foot_radius)
     torch.testing.assert_close(envs["usd"].default_leg, envs["urdf"].default_leg[perm])
     start = {src: env.reset(seed=0) for src, env in envs.items()}
     envs["usd"].q = envs["urdf"].q.clone()
@@ -239,7 +248,7 @@ def test_gait_clock_and_foot_height_reference():
         assert heights.abs().max() < 5e-3, heights
         obs = env._observations(env.q, env.qd, env.last_actions)
         torch.testing.assert_close(obs[:, -2:], torch.tensor([[1.0, 0.0]] * 2), atol=1e-5, rtol=0)
-        env.episode_length_buf -= 1  # the term takes the phase of the state a step reaches (length + 1)
+        # the term takes the phase of the state the step reached (rewards follow the clock's advance)
         err = env._gait_foot_height_error(out.body_q)
     # LF, RH at mid-swing (ref 0.08), RF, LH in stance (ref 0)
     expected = ((heights - torch.tensor([0.08, 0.0, 0.0, 0.08])) ** 2).sum(1)
@@ -261,6 +270,7 @@ def test_trajectory_generator_offsets_and_foot_lift():
     cfg.events.reset_base_velocity = 0.0
     cfg.events.reset_joint_scale_range = (1.0, 1.0)
     cfg.events.push_velocity = 0.0
+    cfg.events.base_com_range = {}  # the base's CoM as modelled: a shifted one loads one diagonal pair more
     env = DiffVelocityEnv(cfg)
     env.reset()
     env.episode_length_buf.fill_(5)  # a quarter of the period: LF, RH at mid-swing, RF, LH in stance
@@ -318,6 +328,7 @@ def test_push_keeps_the_gradient_and_the_observation_is_current():
     """A push adds a constant velocity: the pushed state still depends on earlier actions, and the returned
     observation is that of the pushed state (it used to be computed before the push, under no_grad)."""
     env = make_env()
+    env.cfg.observations.enable_corruption = False  # compare the observation with the state's, noise-free
     env.cfg.events.push_interval_s = (0.0, 0.0)  # every env is pushed at every step
     env.push_time.zero_()
     env.reset()

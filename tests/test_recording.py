@@ -9,7 +9,7 @@ import pytest
 import torch
 from pxr import Usd, UsdGeom
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.recording import SCHEMA, RolloutRecorder, record_differentiated_rollout
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "exts", "isaaclab_diffsim_viewer"))

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.rl.shac import ShacRunnerCfg
 
 

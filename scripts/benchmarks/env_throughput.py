@@ -14,7 +14,7 @@ import time
 import torch
 import warp as wp
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 def timed(fn, min_seconds: float = 2.0) -> float:

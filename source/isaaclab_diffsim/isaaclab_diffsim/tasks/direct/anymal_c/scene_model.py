@@ -10,19 +10,23 @@ joint indexing read from the scene's ``Articulation``.
 
 from __future__ import annotations
 
+import contextlib
+import math
+
 import numpy as np
 import torch
 import warp as wp
 
 import newton
 
-from ..assets.anymal_c import LEGS, urdf_joint_limits
-from ..physics.diffsim_manager_cfg import DiffSimSolverCfg
-from ..solver import SolverMoreauGS
+from ....assets.anymal_c import LEGS, urdf_joint_limits
+from ....assets.robot_layout import RobotLayout
+from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
+from ....solver import SolverMoreauGS
 
 
 class AnymalCScene:
-    """Isaac Lab simulation context and scene holding ANYmal C worlds; ``model`` and ``info`` for the env.
+    """Isaac Lab simulation context and scene holding ANYmal C worlds; ``model``, ``layout`` and ``solver`` for the env.
 
     Only one can exist per process (Isaac Lab's ``SimulationContext`` is a singleton); :meth:`close` releases it.
 
@@ -44,8 +48,8 @@ class AnymalCScene:
         from isaaclab.utils import replace
         from isaaclab_newton.physics import NewtonManager
 
-        from ..assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
-        from ..assets.ground_plane import ground_plane_usd_path
+        from ....assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
+        from ....assets.ground_plane import ground_plane_usd_path
         from isaaclab_newton.physics import NewtonCfg
 
         if SimulationContext.instance() is not None:
@@ -68,17 +72,18 @@ class AnymalCScene:
             self.sim.reset()
             self.model: newton.Model = NewtonManager.get_model()
             self.robot = self.scene["robot"]
-            self.info = self._configure(kp, kd, base_height)
+            self.layout: RobotLayout = self._configure(kp, kd, base_height)
             self.solver: SolverMoreauGS = NewtonManager._solver
             """The solver the physics manager built for ``model``; the env steps this one."""
             self.solver.notify_model_changed(0)  # re-read the model after the edits above
             origins = self.scene.env_origins
             self.env_origins = torch.as_tensor(getattr(origins, "torch", origins)).to(str(device)).view(num_envs, 3)
+            self.device = torch.device(device)
         except Exception:
             self.close()
             raise
 
-    def _configure(self, kp: float, kd: float, base_height: float) -> dict:
+    def _configure(self, kp: float, kd: float, base_height: float) -> RobotLayout:
         """Write the default pose (in each env's own frame: base above the world origin), drives and limits into the
         model; return the layout. ``env_origins`` places the robots only where they are shown."""
         model, robot = self.model, self.robot
@@ -131,20 +136,105 @@ class AnymalCScene:
             foot_bodies[:, k], foot_shapes[:, k] = body, shapes
             foot_centers.append(tuple(float(v) for v in shape_tf[shapes[0]][:3]))
         radius = float(model.shape_scale.numpy()[foot_shapes[0, 0]][0])
-        return {
-            "num_worlds": n,
-            "bodies_per_world": nb,
-            "coords_per_world": nq,
-            "dofs_per_world": nd,
-            "joint_names": list(robot.joint_names),
-            "foot_radius": radius,
-            "foot_centers": foot_centers,
-            "base_body": worlds * nb + leaf.index("base"),
-            "foot_bodies": foot_bodies,
-            "foot_shapes": foot_shapes,
-            "q_start": worlds * nq,
-            "qd_start": worlds * nd,
-        }
+        velocity = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(n, nd)[0, dofs]
+        nj = len(robot.joint_names)
+        return RobotLayout(
+            num_worlds=n,
+            bodies_per_world=nb,
+            shapes_per_world=model.shape_count // n,  # the ground plane is the one shape outside the worlds
+            coords_per_world=nq,
+            dofs_per_world=nd,
+            joint_names=tuple(robot.joint_names),
+            default_joint_pos=tuple(float(v) for v in default_pos),
+            stiffness=(float(kp),) * nj,
+            damping=(float(kd),) * nj,
+            effort_limit=tuple(float(v) for v in limits),
+            velocity_limit=tuple(float(v) for v in velocity),
+            foot_names=LEGS,
+            foot_radius=radius,
+            foot_centers=tuple(foot_centers),
+            base_body=worlds * nb + leaf.index("base"),
+            foot_bodies=foot_bodies,
+            foot_shapes=foot_shapes,
+            q_start=worlds * nq,
+            qd_start=worlds * nd,
+        )
+
+    def build_event_manager(self, events) -> None:
+        """Isaac Lab's ``EventManager`` with Isaac Lab's event functions and the ranges of ``events``
+        (:class:`DiffEventsCfg`), acting on the scene's ``Articulation``:
+
+        - startup: ``randomize_rigid_body_material`` (the feet), ``randomize_rigid_body_mass`` (the base,
+          ``operation="add"``, ``recompute_inertia=True``), ``randomize_rigid_body_com`` (the base);
+        - reset: ``reset_root_state_uniform`` (yaw uniform, base velocities within +-``reset_base_velocity``) and
+          ``reset_joints_by_scale`` (default pose scaled by ``reset_joint_scale_range``, zero velocities).
+        """
+        from isaaclab.envs import mdp
+        from isaaclab.managers import EventManager, EventTermCfg, SceneEntityCfg
+
+        v = float(events.reset_base_velocity)
+        terms = {
+            "physics_material": EventTermCfg(func=mdp.randomize_rigid_body_material, mode="startup", params={
+                "asset_cfg": SceneEntityCfg("robot", body_names=".*_FOOT"),
+                "static_friction_range": tuple(events.foot_friction_range),
+                "dynamic_friction_range": tuple(events.foot_friction_range),
+                "restitution_range": (0.0, 0.0),
+                "num_buckets": 64,
+            }),
+            "add_base_mass": EventTermCfg(func=mdp.randomize_rigid_body_mass, mode="startup", params={
+                "asset_cfg": SceneEntityCfg("robot", body_names="base"),
+                "mass_distribution_params": tuple(events.base_mass_add_range),
+                "operation": "add",
+                "recompute_inertia": True,
+                "min_mass": 1e-6,
+            }),
+            "base_com": EventTermCfg(func=mdp.randomize_rigid_body_com, mode="startup", params={
+                "asset_cfg": SceneEntityCfg("robot", body_names="base"),
+                "com_range": {k: tuple(r) for k, r in events.base_com_range.items()},
+            }),
+            "reset_base": EventTermCfg(func=mdp.reset_root_state_uniform, mode="reset", params={
+                "asset_cfg": SceneEntityCfg("robot"),
+                "pose_range": {"yaw": (-math.pi, math.pi)},
+                "velocity_range": {k: (-v, v) for k in ("x", "y", "z", "roll", "pitch", "yaw")},
+            }),
+            "reset_robot_joints": EventTermCfg(func=mdp.reset_joints_by_scale, mode="reset", params={
+                "asset_cfg": SceneEntityCfg("robot"),
+                "position_range": tuple(events.reset_joint_scale_range),
+                "velocity_range": (0.0, 0.0),
+            }),
+        }  # fmt: skip
+        self.event_manager = EventManager(terms, _EventEnv(self))
+
+    def apply_startup_events(self, seed: int) -> None:
+        """Apply the startup events; the model changes they report are passed on to ``solver``. Their samples come
+        from torch's global generator, seeded with ``seed`` for the call and restored afterwards."""
+        from isaaclab_newton.physics import NewtonManager
+
+        with self._seeded(seed):
+            self.event_manager.apply(mode="startup")
+        for change in NewtonManager._model_changes:  # what NewtonManager.step would pass on before its next step
+            self.solver.notify_model_changed(change)
+        NewtonManager._model_changes = set()
+
+    def apply_reset_events(self, envs: torch.Tensor, seed: int, step_count: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Apply the reset events to the envs of the bool mask ``envs``; return the joint state they wrote, (q, qd)
+        for all envs with the base in each env's own frame (rows of other envs are stale: merge by ``envs``)."""
+        from isaaclab_newton.physics import NewtonManager
+
+        with self._seeded(seed):
+            self.event_manager.apply(mode="reset", env_ids=envs.nonzero().view(-1), global_env_step_count=step_count)
+        state = NewtonManager.get_state_0()  # where the Articulation's root and joint bindings point
+        n = self.scene.num_envs
+        q = wp.to_torch(state.joint_q, requires_grad=False).view(n, -1).clone()
+        qd = wp.to_torch(state.joint_qd, requires_grad=False).view(n, -1).clone()
+        q[:, 0:3] -= self.env_origins
+        return q, qd
+
+    @contextlib.contextmanager
+    def _seeded(self, seed: int):
+        with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
+            torch.manual_seed(int(seed))
+            yield
 
     def set_solver(self, solver: SolverMoreauGS) -> None:
         """Replace the solver of ``model`` (a new contact model), in the physics manager too: one solver per model."""
@@ -167,3 +257,13 @@ class AnymalCScene:
             del self.scene
         SimulationContext.clear_instance()
         self.sim = None
+
+
+class _EventEnv:
+    """What Isaac Lab's event terms and ``EventManager`` read from an env: the scene, the simulation context, the
+    number of envs and the device. The differentiable env's own ``sim`` is its bridge simulator, so the terms get
+    this view of the Isaac Lab side instead."""
+
+    def __init__(self, scene: AnymalCScene):
+        self.scene, self.sim = scene.scene, scene.sim
+        self.num_envs, self.device = scene.scene.num_envs, str(scene.device)
