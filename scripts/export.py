@@ -1,11 +1,13 @@
-"""Write the deployment bundle of a SHAC checkpoint: ``policy.onnx``, ``policy.pt`` and ``io.yaml``.
+"""Write the deployment bundle of a SHAC or rsl_rl PPO checkpoint: ``policy.onnx``, ``policy.pt`` and ``io.yaml``.
 
     .venv/bin/python scripts/export.py --checkpoint logs/shac/.../model_200.pt [--out DIR]
+    .venv/bin/python scripts/export.py --checkpoint logs/ppo/.../model_299.pt
 
-The env is rebuilt (one env, CPU) from the env cfg the checkpoint carries (``env_cfg``), or else from the run's
-``params/env.yaml``; the agent cfg from the checkpoint's ``cfg``. The bundle's controller takes the observation
-terms and the step counter that ``io.yaml`` declares and returns joint position targets in its joint order (see
-``isaaclab_diffsim.deploy``). Default ``--out``: ``exported/`` next to the checkpoint.
+The algorithm is told from the checkpoint's keys. The env is rebuilt (one env, CPU) from the env cfg the checkpoint
+carries (``env_cfg``), or else from the run's ``params/env.yaml``; the agent cfg from the checkpoint's ``cfg``, or
+else ``params/agent.yaml`` (the networks' sizes and PPO's action clip come from it). The bundle's controller takes
+the observation terms and the step counter that ``io.yaml`` declares and returns joint position targets in its
+joint order (see ``isaaclab_diffsim.deploy``). Default ``--out``: ``exported/`` next to the checkpoint.
 """
 
 from __future__ import annotations
@@ -19,21 +21,33 @@ from isaaclab.utils.dict import update_class_from_dict
 
 from isaaclab_diffsim.deploy import export_bundle
 from isaaclab_diffsim.rl.checkpoints import checkpoint_error, load_checkpoint
+from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
+from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner, make_ppo_runner
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.utils.cli import load_task_cfgs
 
+CHECKPOINT_KEYS = {"shac": ShacRunner.CHECKPOINT_KEYS, "ppo": DiffOnPolicyRunner.CHECKPOINT_KEYS}
 
-def stored_env_cfg(path: str, state: dict) -> dict:
-    """The env cfg of training: the checkpoint's ``env_cfg``, else ``params/env.yaml`` of its run directory."""
-    if state.get("env_cfg") is not None:
-        return state["env_cfg"]
-    params = os.path.join(os.path.dirname(os.path.abspath(path)), "params", "env.yaml")
+
+def checkpoint_algorithm(path: str) -> tuple[str, dict]:
+    """Which runner wrote ``path`` (``"shac"`` or ``"ppo"``), and the loaded checkpoint."""
+    state = load_checkpoint(path, (), "SHAC or rsl_rl PPO", map_location="cpu")
+    for algo, keys in CHECKPOINT_KEYS.items():
+        if all(k in state for k in keys):
+            return algo, state
+    raise checkpoint_error(path, f"neither a SHAC nor an rsl_rl PPO checkpoint (it has {sorted(state)[:8]}...)")
+
+
+def stored_cfg(path: str, state: dict, key: str, params_file: str) -> dict | None:
+    """The checkpoint's ``state[key]``, else ``params/<params_file>`` of its run directory, else None."""
+    if state.get(key) is not None:
+        return state[key]
+    params = os.path.join(os.path.dirname(os.path.abspath(path)), "params", params_file)
     if os.path.isfile(params):
         from isaaclab.utils.io import load_yaml
 
         return load_yaml(params)
-    raise checkpoint_error(path, f"carries no env cfg and there is no {params}: cannot tell the joint order, gains"
-                                 " and gait the policy was trained with")  # fmt: skip
+    return None
 
 
 def main():
@@ -43,20 +57,30 @@ def main():
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    state = load_checkpoint(args.checkpoint, ShacRunner.CHECKPOINT_KEYS, "SHAC runner", map_location="cpu")
-    env_cfg, agent_cfg = load_task_cfgs(args.task, "shac_cfg_entry_point")
-    train_env = stored_env_cfg(args.checkpoint, state)
+    algo, state = checkpoint_algorithm(args.checkpoint)
+    env_cfg, agent_cfg = load_task_cfgs(args.task, AGENT_ENTRY[algo])
+    train_env = stored_cfg(args.checkpoint, state, "env_cfg", "env.yaml")
+    if train_env is None:
+        raise checkpoint_error(args.checkpoint, "carries no env cfg and its run has no params/env.yaml: cannot tell"
+                                                " the joint order, gains and gait the policy was trained with")  # fmt: skip
     update_class_from_dict(env_cfg, train_env)
-    if state.get("cfg") is not None:
-        update_class_from_dict(agent_cfg, state["cfg"])
+    train_agent = stored_cfg(args.checkpoint, state, "cfg", "agent.yaml")
+    if train_agent is not None:
+        update_class_from_dict(agent_cfg, train_agent)
     env_cfg.num_envs, env_cfg.device, agent_cfg.device = 1, "cpu", "cpu"
     env = gym.make(args.task, cfg=env_cfg).unwrapped
-    runner = ShacRunner(env, agent_cfg, log_dir=None, device="cpu")
-    runner.load(args.checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.checkpoint)), "exported")
-    paths = export_bundle(env, runner.get_inference_policy("cpu"), out, env_cfg.to_dict(), "shac")
+    if algo == "shac":
+        runner = ShacRunner(env, agent_cfg, log_dir=None, device="cpu")
+        runner.load(args.checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
+        paths = export_bundle(env, runner.get_inference_policy("cpu"), out, env_cfg.to_dict(), "shac")
+    else:
+        runner = make_ppo_runner(env, agent_cfg, log_dir=None, device="cpu")
+        runner.load(args.checkpoint, map_location="cpu")
+        paths = export_bundle(env, runner.deploy_actor(), out, env_cfg.to_dict(), "ppo",
+                              action_clip=runner.env.clip_actions)  # fmt: skip
     env.close()
-    print(f"[export] {args.checkpoint} -> {', '.join(paths.values())}")
+    print(f"[export] {algo} checkpoint {args.checkpoint} -> {', '.join(paths.values())}")
 
 
 if __name__ == "__main__":

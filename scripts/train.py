@@ -30,7 +30,6 @@ Ctrl-C or SIGTERM saves the last completed iteration as ``model_<it>_interrupted
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import os
 import sys
 import time
@@ -128,32 +127,18 @@ def train_shac(env, agent_cfg, log_dir, args):
 
 
 def train_ppo(env, agent_cfg, log_dir, args):
-    from isaaclab.utils import to_dict
-    from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
+    from isaaclab_diffsim.rl.ppo_runner import make_ppo_runner
 
-    from isaaclab_diffsim.envs import DiffEnvRslRlWrapper
-    from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner
-
-    agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
-    wrapped = DiffEnvRslRlWrapper(env, clip_actions=agent_cfg.clip_actions)
-    runner = DiffOnPolicyRunner(wrapped, to_dict(agent_cfg), log_dir=log_dir, device=args.device)
-    runner.logger.git_status_repos = []
+    runner = make_ppo_runner(env, agent_cfg, log_dir, args.device)
     if args.resume:
         runner.load(args.resume)
         print(f"[train] resumed from {args.resume}: {runner.completed_iterations} iterations done")
     runner.learn(init_at_random_ep_len=True)  # up to max_iterations in total
     if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
-    clip = agent_cfg.clip_actions
-    actor = runner.alg.get_policy().as_jit().to("cpu").eval()  # normaliser + MLP + deterministic output
-    export_bundle(env, actor, os.path.join(log_dir, "exported"), env.cfg.to_dict(), "ppo", action_clip=clip)
-    policy = runner.get_inference_policy(device=args.device)
-
-    def act(obs):
-        a = policy({"policy": obs})
-        return a if clip is None else a.clamp(-clip, clip)  # as the wrapper fed the env during training
-
-    return runner, act
+    clip = runner.env.clip_actions
+    export_bundle(env, runner.deploy_actor(), os.path.join(log_dir, "exported"), env.cfg.to_dict(), "ppo", action_clip=clip)
+    return runner, runner.act_policy(args.device)
 
 
 def main():

@@ -129,3 +129,41 @@ def test_export_and_onnx_play_reproduce_torch_play(tmp_path):
     assert got[3:] == ref[3:] and np.allclose(got[:3], ref[:3], atol=0.02, rtol=0), (ref, got)
     bad = _play("--onnx", str(tmp_path / "bundle"), overrides=("env.asset_source=urdf",))  # legs LF, RF, LH, RH
     assert bad.returncode != 0 and "joint order differs" in bad.stderr, bad.stderr[-2000:]
+
+
+PPO_TINY = ["--algo", "ppo", "--num_envs", "2", "--max_iterations", "1", "--eval_episodes", "0",
+            "agent.num_steps_per_env=4", "agent.actor.hidden_dims=[16]", "agent.critic.hidden_dims=[16]",
+            "agent.algorithm.num_mini_batches=1", "env.episode_length_s=0.2"]  # fmt: skip
+
+
+def test_export_ppo_checkpoint_matches_training_bundle(tmp_path):
+    """A PPO checkpoint carries the env and agent cfgs; scripts/export.py rebuilds from them the bundle train.py wrote
+    (same io.yaml, same ONNX controller outputs); a file that neither runner wrote is refused."""
+    import onnxruntime as ort
+
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), "--log_root", str(tmp_path), *PPO_TINY],
+                          capture_output=True, text=True, timeout=900, env=os.environ.copy())  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (d,) = [Path(p) for p in glob.glob(str(tmp_path / "ppo" / "*" / "*"))]
+    (ckpt,) = [p for p in d.glob("model_*.pt")]
+    state = torch.load(ckpt, weights_only=True)  # plain data only
+    assert state["env_cfg"]["num_envs"] == 2 and state["cfg"]["num_steps_per_env"] == 4
+    exp = subprocess.run([sys.executable, str(ROOT / "scripts" / "export.py"), "--checkpoint", str(ckpt),
+                          "--out", str(tmp_path / "bundle")], capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert exp.returncode == 0, exp.stderr[-3000:]
+    assert "ppo checkpoint" in exp.stdout
+    io = yaml.safe_load((tmp_path / "bundle" / "io.yaml").read_text())
+    assert (tmp_path / "bundle" / "io.yaml").read_text() == (d / "exported" / "io.yaml").read_text()
+    assert io["controller"]["algorithm"] == "ppo" and io["controller"]["action_clip"] == state["cfg"]["clip_actions"]
+    num_obs = io["controller"]["inputs"][0]["shape"][1]
+    gen = torch.Generator().manual_seed(0)
+    feed = {"obs": torch.randn(5, num_obs, generator=gen).numpy(), "step": np.arange(5, dtype=np.float32)[:, None]}
+    a = ort.InferenceSession(str(d / "exported" / "policy.onnx")).run(None, feed)
+    b = ort.InferenceSession(str(tmp_path / "bundle" / "policy.onnx")).run(None, feed)
+    for x, y in zip(a, b):
+        assert np.array_equal(x, y)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(3)}, foreign)
+    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "export.py"), "--checkpoint", str(foreign)],
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert bad.returncode != 0 and "neither a SHAC nor an rsl_rl PPO checkpoint" in bad.stderr, bad.stderr[-2000:]

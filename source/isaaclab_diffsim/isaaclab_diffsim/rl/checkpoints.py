@@ -44,6 +44,13 @@ def previous_checkpoint(path: str) -> str | None:
     return os.path.join(d, max(found)[1]) if found else None
 
 
+def env_cfg_dict(env) -> dict | None:
+    """The env's config as plain data (what checkpoints store, readable with ``weights_only=True``); None if the env
+    has no configclass ``cfg``."""
+    cfg = getattr(env, "cfg", None)
+    return cfg.to_dict() if hasattr(cfg, "to_dict") else None
+
+
 def checkpoint_error(path: str, problem: str) -> CheckpointError:
     prev = previous_checkpoint(path)
     hint = f"; the previous checkpoint of this run is {prev}" if prev else ""

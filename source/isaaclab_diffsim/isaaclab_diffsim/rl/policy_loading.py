@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 
 ALGOS = ("shac", "ppo")
@@ -22,20 +21,8 @@ def load_policy(algo: str, env, agent_cfg, checkpoint: str, device: str):
         runner = ShacRunner(env, agent_cfg, log_dir=None, device=device)
         runner.load(checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
         return runner.get_inference_policy()
-    from isaaclab.utils import to_dict
-    from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
+    from .ppo_runner import make_ppo_runner
 
-    from ..envs import DiffEnvRslRlWrapper
-    from .ppo_runner import DiffOnPolicyRunner
-
-    agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
-    clip = agent_cfg.clip_actions
-    runner = DiffOnPolicyRunner(DiffEnvRslRlWrapper(env, clip_actions=clip), to_dict(agent_cfg), log_dir=None, device=device)
+    runner = make_ppo_runner(env, agent_cfg, log_dir=None, device=device)
     runner.load(checkpoint, map_location=device)
-    policy = runner.get_inference_policy(device=device)
-
-    def act(obs):
-        a = policy({"policy": obs})
-        return a if clip is None else a.clamp(-clip, clip)  # as the wrapper fed the env during training
-
-    return act
+    return runner.act_policy(device)

@@ -14,18 +14,22 @@
   --distributed``, gloo on CPU or nccl on CUDA), that process group is used; otherwise rsl_rl initialises nccl from
   torchrun's variables as it does by itself. A signal held on any rank stops every rank after the same iteration.
 
-rsl_rl checkpoints hold no env or RNG state, so a resumed PPO run is not bit for bit the uninterrupted one.
+Checkpoints also carry the env cfg (``env_cfg``) and the agent cfg (``cfg``) as plain data, so
+``scripts/export.py`` can rebuild the policy's env. They hold no env or RNG state, so a resumed PPO run is not bit
+for bit the uninterrupted one.
 """
 
 from __future__ import annotations
 
+import copy
+import importlib.metadata
 import os
 
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
 from . import distributed
-from .checkpoints import checkpoint_error, load_checkpoint
+from .checkpoints import checkpoint_error, env_cfg_dict, load_checkpoint
 from .interrupts import InterruptGuard, TrainingInterrupted
 
 
@@ -35,8 +39,10 @@ class DiffOnPolicyRunner(OnPolicyRunner):
     CHECKPOINT_KEYS = ("optimizer_state_dict", "iter")
     """Keys every rsl_rl PPO checkpoint has."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, env, train_cfg: dict, *args, **kwargs):
+        self.agent_cfg_dict = copy.deepcopy(train_cfg)
+        """The agent cfg as given (rsl_rl adds keys to ``self.cfg``): what checkpoints store as ``cfg``."""
+        super().__init__(env, train_cfg, *args, **kwargs)
         self.completed_iterations = 0
         """Iterations whose update has been applied (rsl_rl's ``current_learning_iteration`` is the last one's index)."""
         self.interrupted = False
@@ -108,6 +114,8 @@ class DiffOnPolicyRunner(OnPolicyRunner):
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
         saved["infos"] = infos
+        saved["cfg"] = self.agent_cfg_dict
+        saved["env_cfg"] = env_cfg_dict(getattr(self.env, "unwrapped", self.env))
         torch.save(saved, path + ".tmp")
         os.replace(path + ".tmp", path)
         self.logger.save_model(path, self.current_learning_iteration)
@@ -126,3 +134,32 @@ class DiffOnPolicyRunner(OnPolicyRunner):
             self.completed_iterations = int(loaded["iter"]) + 1
         self.last_checkpoint = path
         return loaded.get("infos")
+
+    def act_policy(self, device: str | None = None):
+        """Deterministic ``policy(obs) -> actions`` on raw observations, clipped as the wrapper fed the env."""
+        policy = self.get_inference_policy(device=device)
+        clip = self.env.clip_actions
+
+        def act(obs):
+            a = policy({"policy": obs})
+            return a if clip is None else a.clamp(-clip, clip)
+
+        return act
+
+    def deploy_actor(self) -> torch.nn.Module:
+        """The deterministic actor (observation normaliser + MLP) as a CPU TorchScript module, for the bundle."""
+        return self.alg.get_policy().as_jit().to("cpu").eval()
+
+
+def make_ppo_runner(env, agent_cfg, log_dir: str | None, device: str) -> DiffOnPolicyRunner:
+    """A :class:`DiffOnPolicyRunner` on a DiffSim direct env (rsl_rl-wrapped with the agent cfg's action clip)."""
+    from isaaclab.utils import to_dict
+    from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
+
+    from ..envs import DiffEnvRslRlWrapper
+
+    agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
+    wrapped = DiffEnvRslRlWrapper(env, clip_actions=agent_cfg.clip_actions)
+    runner = DiffOnPolicyRunner(wrapped, to_dict(agent_cfg), log_dir=log_dir, device=device)
+    runner.logger.git_status_repos = []
+    return runner

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from .. import distributed
-from ..checkpoints import checkpoint_error, load_checkpoint
+from ..checkpoints import checkpoint_error, env_cfg_dict, load_checkpoint
 from ..interrupts import InterruptGuard, TrainingInterrupted
 from .capture import HorizonCapture, rng_states, set_rng_states
 from .capture import detached as _detached
@@ -553,13 +553,6 @@ class ShacRunner:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
-
-
-def env_cfg_dict(env) -> dict | None:
-    """The env's config as plain data (what checkpoints store, readable with ``weights_only=True``); None if the env
-    has no configclass ``cfg``."""
-    cfg = getattr(env, "cfg", None)
-    return cfg.to_dict() if hasattr(cfg, "to_dict") else None
 
 
 def _to_cpu(x):
