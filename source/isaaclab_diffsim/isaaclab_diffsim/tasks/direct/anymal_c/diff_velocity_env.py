@@ -17,6 +17,7 @@ from ....envs.diff_direct_env import DiffDirectRLEnv
 from isaaclab.utils.math import wrap_to_pi
 from isaaclab.utils.string import string_to_callable
 
+from ....envs.seeding import global_rng_seeded
 from ....envs.rotations import quat_rotate, quat_rotate_inverse, yaw_quat
 from ....solver import SolverMoreauGS
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg
@@ -190,8 +191,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         seeded from the env's generator for the call and restored afterwards, so the env stays reproducible)."""
         ocfg = self.cfg.observations
         seed = int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
-        with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
-            torch.manual_seed(seed)
+        with global_rng_seeded(self.device, seed):
             out = list(terms)
             for k, name in self.NOISY_TERMS.items():
                 noise = getattr(ocfg, name)
@@ -330,8 +330,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         function of the state, so the gradient flows through it), standing envs a zero command."""
         c = self.cfg.commands
         if c.heading_command and bool(self.is_heading_env.any()):
-            forward = quat_rotate(self.q[:, 3:7], self.q.new_tensor([1.0, 0.0, 0.0]).expand(self.num_envs, 3))
-            heading_w = torch.atan2(forward[:, 1], forward[:, 0])  # Isaac Lab's ArticulationData.heading_w
+            x, y, z, w = self.q[:, 3:7].unbind(1)
+            # Isaac Lab's ArticulationData.heading_w: the yaw of the base's x axis, atan2(R[1, 0], R[0, 0])
+            heading_w = torch.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
             yaw_rate = torch.clip(c.heading_control_stiffness * wrap_to_pi(self.heading_target - heading_w),
                                   min=c.ang_vel_z[0], max=c.ang_vel_z[1])  # fmt: skip
             self.commands = torch.cat(

@@ -10,7 +10,6 @@ joint indexing read from the scene's ``Articulation``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -22,6 +21,7 @@ import newton
 from ....assets.anymal_c import LEGS, urdf_joint_limits
 from ....assets.robot_layout import RobotLayout
 from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
+from ....envs.seeding import global_rng_seeded
 from ....solver import SolverMoreauGS
 
 
@@ -210,7 +210,7 @@ class AnymalCScene:
         from torch's global generator, seeded with ``seed`` for the call and restored afterwards."""
         from isaaclab_newton.physics import NewtonManager
 
-        with self._seeded(seed):
+        with global_rng_seeded(self.device, seed):
             self.event_manager.apply(mode="startup")
         for change in NewtonManager._model_changes:  # what NewtonManager.step would pass on before its next step
             self.solver.notify_model_changed(change)
@@ -221,7 +221,7 @@ class AnymalCScene:
         for all envs with the base in each env's own frame (rows of other envs are stale: merge by ``envs``)."""
         from isaaclab_newton.physics import NewtonManager
 
-        with self._seeded(seed):
+        with global_rng_seeded(self.device, seed):
             self.event_manager.apply(mode="reset", env_ids=envs.nonzero().view(-1), global_env_step_count=step_count)
         state = NewtonManager.get_state_0()  # where the Articulation's root and joint bindings point
         n = self.scene.num_envs
@@ -229,12 +229,6 @@ class AnymalCScene:
         qd = wp.to_torch(state.joint_qd, requires_grad=False).view(n, -1).clone()
         q[:, 0:3] -= self.env_origins
         return q, qd
-
-    @contextlib.contextmanager
-    def _seeded(self, seed: int):
-        with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
-            torch.manual_seed(int(seed))
-            yield
 
     def set_solver(self, solver: SolverMoreauGS) -> None:
         """Replace the solver of ``model`` (a new contact model), in the physics manager too: one solver per model."""
