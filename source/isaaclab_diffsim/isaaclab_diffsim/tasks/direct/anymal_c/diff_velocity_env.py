@@ -15,7 +15,7 @@ import warp as wp
 from ....assets.anymal_c import build_anymal_c_model
 from ....envs.diff_direct_env import DiffDirectRLEnv
 from isaaclab.utils.math import wrap_to_pi
-from isaaclab.utils.string import string_to_callable
+from isaaclab.utils.noise import UniformNoiseCfg
 
 from ....envs.seeding import global_rng_seeded
 from ....envs.rotations import quat_rotate, quat_rotate_inverse, yaw_quat
@@ -70,6 +70,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             self.term_names.append("gait_foot_height_l2")
         self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
         self._base_cache = None
+        self._obs_noise: UniformNoiseCfg | None = None
+        """The observation noise (built from ``cfg.observations`` at its first use)."""
 
     def _setup_scene(self):
         """The ANYmal C worlds: Isaac Lab's scene (``asset_source="isaaclab"``, the solver is its physics manager's)
@@ -176,29 +178,39 @@ class DiffVelocityEnv(DiffDirectRLEnv):
 
     def _observations(self, q, qd, last_actions, base=None):
         lin_b, ang_b, proj_g = base if base is not None else self._base_frame(q, qd)
-        terms = [lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions]
+        obs = torch.cat([lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions], 1)
         if self.cfg.observations.enable_corruption:
-            terms = self._corrupt(terms)
+            obs = self._corrupt(obs)
         if self.cfg.gait.period_s > 0:
             angle = 2.0 * math.pi * self._gait_phase()
-            terms.append(torch.stack([torch.sin(angle), torch.cos(angle)], 1))
-        return torch.cat(terms, 1)
+            obs = torch.cat([obs, torch.sin(angle)[:, None], torch.cos(angle)[:, None]], 1)
+        return obs
 
-    NOISY_TERMS = {0: "base_lin_vel", 1: "base_ang_vel", 2: "projected_gravity", 4: "joint_pos", 5: "joint_vel"}
+    NOISY_TERMS = {"base_lin_vel": slice(0, 3), "base_ang_vel": slice(3, 6), "projected_gravity": slice(6, 9),
+                   "joint_pos": slice(12, 24), "joint_vel": slice(24, 36)}  # fmt: skip
+    """Observation entries of the terms ``cfg.observations`` can corrupt (commands and last actions: none)."""
 
-    def _corrupt(self, terms: list[torch.Tensor]) -> list[torch.Tensor]:
-        """Isaac Lab's noise functions on the observation terms (they draw from torch's global generator, which is
-        seeded from the env's generator for the call and restored afterwards, so the env stays reproducible)."""
-        ocfg = self.cfg.observations
+    def _observation_noise(self) -> UniformNoiseCfg:
+        """The terms' noise configs as one Isaac Lab ``UniformNoiseCfg`` over the 48 entries (per-entry bounds, 0
+        where a term has none), so one call of its function corrupts the whole observation."""
+        lo, hi = torch.zeros(48, device=self.device), torch.zeros(48, device=self.device)
+        for name, entries in self.NOISY_TERMS.items():
+            noise = getattr(self.cfg.observations, name)
+            if noise is None:
+                continue
+            if not isinstance(noise, UniformNoiseCfg) or noise.operation != "add":
+                raise ValueError(f"observations.{name}: only additive UniformNoiseCfg is supported, got {noise!r}")
+            lo[entries], hi[entries] = float(noise.n_min), float(noise.n_max)
+        return UniformNoiseCfg(n_min=lo, n_max=hi)
+
+    def _corrupt(self, obs: torch.Tensor) -> torch.Tensor:
+        """Isaac Lab's ``uniform_noise`` on the observation. It draws from torch's global generator, which is seeded
+        from the env's generator for the call and restored afterwards, so the env stays reproducible."""
+        if self._obs_noise is None:
+            self._obs_noise = self._observation_noise()
         seed = int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
         with global_rng_seeded(self.device, seed):
-            out = list(terms)
-            for k, name in self.NOISY_TERMS.items():
-                noise = getattr(ocfg, name)
-                if noise is not None:  # a cfg read back from a dict holds the function's name
-                    func = noise.func if callable(noise.func) else string_to_callable(noise.func)
-                    out[k] = func(terms[k], noise)
-        return out
+            return self._obs_noise.func(obs, self._obs_noise)
 
     def _gait_phase(self) -> torch.Tensor:
         """Gait clock in [0, 1): episode time over the gait period (restarts at every reset)."""
@@ -329,7 +341,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         """Isaac Lab's per-step command update: heading envs get the yaw rate that turns them to their heading (a
         function of the state, so the gradient flows through it), standing envs a zero command."""
         c = self.cfg.commands
-        if c.heading_command and bool(self.is_heading_env.any()):
+        if c.heading_command:
             x, y, z, w = self.q[:, 3:7].unbind(1)
             # Isaac Lab's ArticulationData.heading_w: the yaw of the base's x axis, atan2(R[1, 0], R[0, 0])
             heading_w = torch.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
@@ -338,8 +350,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             self.commands = torch.cat(
                 [self.commands[:, :2], torch.where(self.is_heading_env, yaw_rate, self.commands[:, 2])[:, None]], 1
             )
-        if bool(self.is_standing_env.any()):
-            self.commands = torch.where(self.is_standing_env[:, None], torch.zeros_like(self.commands), self.commands)
+        if c.rel_standing_envs > 0.0:
+            self.commands = self.commands * (~self.is_standing_env)[:, None]
 
     def _reset_buffers(self, envs: torch.Tensor):
         self._sample_commands(envs)

@@ -39,7 +39,8 @@ class DiffRewardsCfg:
 class DiffObservationsCfg:
     """Observation noise of Isaac Lab's flat velocity MDP: Isaac Lab's noise configs (additive uniform noise, its
     ``uniform_noise`` function) on the policy's terms, drawn from the env's generator. ``enable_corruption=False``
-    (the -Play config) turns it off; a term set to None has none. The noise is additive, so gradients pass."""
+    (the -Play config) turns it off; a term set to None has none. The noise is additive, so gradients pass. The
+    ranges are read when the env first corrupts an observation."""
 
     enable_corruption: bool = True
     base_lin_vel: UniformNoiseCfg | None = UniformNoiseCfg(n_min=-0.1, n_max=0.1)
