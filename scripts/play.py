@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from isaaclab_diffsim.rl.evaluation import evaluate
+from isaaclab_diffsim.solver import CONTACT_MODELS
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, load_policy
 from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
@@ -39,7 +40,7 @@ from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
 def joint_rows_by_leg(joint_names: list[str]) -> dict[str, list[tuple[int, str]]]:
     """Columns of the joint trace grouped by leg: {"LF": [(column, "HAA"), ...], ...}, in the model's joint order
-    (``env.info["joint_names"]``, e.g. ``LF_HAA``; the legs' order differs between asset sources)."""
+    (``env.layout.joint_names``, e.g. ``LF_HAA``; the legs' order differs between asset sources)."""
     legs: dict[str, list[tuple[int, str]]] = {}
     for col, name in enumerate(joint_names):
         leg, _, joint = name.partition("_")
@@ -128,7 +129,7 @@ def main():
     parser.add_argument("--checkpoint", default=None, help="checkpoint to evaluate (or --onnx)")
     parser.add_argument("--onnx", default=None, help="deployment bundle directory: drive the env through its "
                         "policy.onnx with onnxruntime only, observations built as its io.yaml says")
-    parser.add_argument("--contact_model", choices=("hard", "smoothed", "soft"), default="hard")
+    parser.add_argument("--contact_model", choices=sorted(CONTACT_MODELS), default="hard")
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--num_envs", type=int, default=None, help="default: --episodes (one round of episodes)")
     parser.add_argument("--device", default="cpu")
@@ -153,7 +154,7 @@ def main():
     env_cfg, agent_cfg = resolve_task_cfgs(args.task, AGENT_ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     env_cfg.num_envs = args.episodes if args.num_envs is None else args.num_envs
-    env_cfg.contact_model = args.contact_model
+    env_cfg.solver_cfg.contact_model = args.contact_model
     viz = [v for v in args.viz.split(",") if v] if args.viz else []
     if args.video and "newton_gl" not in viz:
         raise SystemExit("--video records the newton_gl visualizer's frames: add --viz newton_gl")
@@ -192,7 +193,7 @@ def main():
     if args.record and args.record_grad_horizon > 0:
         record_with_gradients(env, policy, args)
     if args.plot:
-        plot_joints(result.joint_trace, env.info["joint_names"], env.step_dt, args.plot)
+        plot_joints(result.joint_trace, env.layout.joint_names, env.step_dt, args.plot)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Train a policy on a DiffSim task with SHAC (analytic gradients) or rsl_rl's PPO, export it, evaluate it.
 
     .venv/bin/python scripts/train.py --task DiffSim-Velocity-Flat-AnymalC-Direct --algo shac \
-        --num_envs 64 --max_iterations 200 agent.horizon=12 env.contact_model=smoothed
+        --num_envs 64 --max_iterations 200 agent.horizon=12 env.solver_cfg.contact_model=smoothed
 
 Overrides are Isaac Lab's: ``env.<field>=value`` / ``agent.<field>=value`` (nested fields with dots), resolved by
 Isaac Lab's hydra task-config helper; an unknown key or a value of the wrong type is refused before, and both configs
@@ -175,7 +175,7 @@ def run(args, rank: int) -> None:
     ranks = f" per rank x {distributed.world_size()} ranks" if distributed.is_multi_process() else ""
     if rank == 0:
         print(f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs{ranks}, contact "
-              f"{env_cfg.contact_model}, {agent_cfg.max_iterations} iterations, logs in {log_dir}", flush=True)
+              f"{env_cfg.solver_cfg.contact_model}, {agent_cfg.max_iterations} iterations, logs in {log_dir}", flush=True)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     t0 = time.time()
     train = train_shac if args.algo == "shac" else train_ppo
@@ -195,6 +195,8 @@ def run(args, rank: int) -> None:
         env.cfg.commands.lin_vel_y = (0.0, 0.0)
         env.cfg.commands.ang_vel_z = (0.0, 0.0)
         env.cfg.events.push_velocity = 0.0
+        env.cfg.commands.heading_command, env.cfg.commands.rel_standing_envs = False, 0.0
+        env.cfg.observations.enable_corruption = False  # the -Play settings
         result = evaluate(env, policy, args.eval_episodes)
         print(f"[eval] hard contact, forward commands in {env.cfg.commands.lin_vel_x} m/s: {result.summary()}", flush=True)
     if runner.interrupted:  # --eval_on_interrupt

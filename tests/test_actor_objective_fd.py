@@ -28,7 +28,7 @@ pairs are left out of that direction's sums, counted and printed (at most ``MAX_
 The noise of J (float32 physics) is about 1.5e-8 at J ~ 0.1, 1e-5 on f at eps 1e-3, against directional derivatives
 of about 1e-3 (unit u among 56k parameters of norm ~12).
 
-Both contact-solve adjoints are tested (``env.adjoint``: "unrolled" and "implicit"), about 7 s each on one CPU
+Both contact-solve adjoints are tested (``env.solver_cfg.adjoint``: "unrolled" and "implicit"), about 7 s each on one CPU
 core. The check fails, as it should, for a gradient scaled by 0.88 or 1.15, without the critic's value gradient,
 and for the implicit adjoint with 4 sweeps (forward not converged) from some start states.
 """
@@ -42,7 +42,7 @@ import pytest
 import torch
 from torch.func import functional_call, vmap
 
-from isaaclab_diffsim.envs import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.solver import ADJOINTS
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
@@ -77,7 +77,7 @@ def make_stumbling_setup(adjoint: str, seed: int = 0, num_envs: int = NUM_ENVS, 
     """
     cfg = AnymalCFlatDiffEnvCfg(num_envs=num_envs, asset_source="urdf", seed=seed)
     cfg.rewards.feet_air_time = 0.0  # contact timing: stopped gradient and a jump at every touchdown (not in J here)
-    cfg.adjoint = adjoint
+    cfg.solver_cfg.adjoint = adjoint
     for key, value in env_overrides.items():
         setattr(cfg, key, value)
     env = DiffVelocityEnv(cfg)
@@ -273,7 +273,7 @@ def test_actor_objective_directional_derivatives_match_finite_differences(adjoin
     objective = ActorObjective(env, runner, start)
     rows, dones0 = directional_derivative_table(objective)
     print_table(f"SHAC actor objective, {HORIZON} steps, {NUM_ENVS} envs, adjoint={adjoint},"
-                f" iterations={env.cfg.iterations}, eps={EPS:g}", rows, dones0)  # fmt: skip
+                f" iterations={env.cfg.solver_cfg.iterations}, eps={EPS:g}", rows, dones0)  # fmt: skip
     n_pairs = NUM_ENVS * len(rows)
     left_out = sum(NUM_ENVS - r["kept"] for r in rows)
     failing = dones0[..., 0].any(0).nonzero().flatten().tolist()

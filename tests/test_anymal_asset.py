@@ -40,43 +40,45 @@ def test_urdf_missing_message(monkeypatch):
 
 
 def test_mass_and_counts(one):
-    model, info = one
-    assert model.body_count == info["bodies_per_world"] == 13
+    model, layout = one
+    assert model.body_count == layout.bodies_per_world == 13
     assert model.joint_dof_count == 18 and model.joint_coord_count == 19
     assert model.body_mass.numpy().sum() == pytest.approx(52.13, abs=0.05)
-    assert info["joint_names"] == [f"{leg}_{j}" for leg in A.LEGS for j in ("HAA", "HFE", "KFE")]
+    assert list(layout.joint_names) == [f"{leg}_{j}" for leg in A.LEGS for j in ("HAA", "HFE", "KFE")]
 
 
 def test_only_feet_collide(one):
-    model, info = one
+    model, layout = one
     flags, types = model.shape_flags.numpy(), model.shape_type.numpy()
     colliding = set(np.nonzero(flags & COLLIDE)[0].tolist())
-    assert colliding == set(info["foot_shapes"][0].tolist()) | {info["ground_shape"]}
-    feet = info["foot_shapes"][0]
+    assert colliding == set(layout.foot_shapes[0].tolist()) | {model.shape_count - 1}
+    feet = layout.foot_shapes[0]
     assert np.all(types[feet] == int(newton.GeoType.SPHERE))
     assert np.allclose(model.shape_scale.numpy()[feet, 0], 0.03)
     assert np.allclose(model.shape_material_mu.numpy()[feet], 1.0)
-    assert np.array_equal(model.shape_body.numpy()[feet], info["foot_bodies"][0])
+    assert np.array_equal(model.shape_body.numpy()[feet], layout.foot_bodies[0])
 
 
 def test_default_pose_and_gains(one):
-    model, info = one
+    model, layout = one
     q, tq = model.joint_q.numpy(), model.joint_target_q.numpy()
-    want = np.array([A.ANYMAL_C_DEFAULT_JOINT_POS[n] for n in info["joint_names"]])
+    want = np.array([A.ANYMAL_C_DEFAULT_JOINT_POS[n] for n in layout.joint_names])
     assert np.allclose(q[7:], want) and np.allclose(tq[7:], want)
     assert np.allclose(q[:7], [0, 0, A.ANYMAL_C_BASE_HEIGHT, 0, 0, 0, 1])
     assert np.allclose(model.joint_target_ke.numpy()[6:], 40.0)
     assert np.allclose(model.joint_target_kd.numpy()[6:], 5.0)
     assert np.allclose(model.joint_velocity_limit.numpy()[6:], 7.5)
+    assert layout.default_joint_pos == tuple(want) and layout.stiffness == (40.0,) * 12 and layout.damping == (5.0,) * 12
+    assert layout.velocity_limit == (7.5,) * 12 and layout.effort_limit == (80.0,) * 12
     # body_q follows the pose (FK), and the feet hang below the base, above the ground
     body_q = model.body_q.numpy()
     assert np.allclose(body_q[0, :3], [0, 0, A.ANYMAL_C_BASE_HEIGHT], atol=1e-6)
-    assert np.all(body_q[info["foot_bodies"][0], 2] < A.ANYMAL_C_BASE_HEIGHT - 0.1)
+    assert np.all(body_q[layout.foot_bodies[0], 2] < A.ANYMAL_C_BASE_HEIGHT - 0.1)
 
 
 def test_replication(one, three):
     model1, _ = one
-    model, info = three
+    model, layout = three
     assert model.world_count == 3
     assert model.body_count == 3 * model1.body_count
     assert model.joint_dof_count == 3 * model1.joint_dof_count
@@ -84,9 +86,9 @@ def test_replication(one, three):
     body_world = model.body_world.numpy()
     shape_world = model.shape_world.numpy()
     for w in range(3):
-        assert np.all(body_world[info["foot_bodies"][w]] == w) and body_world[info["base_body"][w]] == w
-        assert np.all(shape_world[info["foot_shapes"][w]] == w)
-        assert model.joint_q.numpy()[info["q_start"][w] + 2] == pytest.approx(A.ANYMAL_C_BASE_HEIGHT)
-    assert shape_world[info["ground_shape"]] == -1
+        assert np.all(body_world[layout.foot_bodies[w]] == w) and body_world[layout.base_body[w]] == w
+        assert np.all(shape_world[layout.foot_shapes[w]] == w)
+        assert model.joint_q.numpy()[layout.q_start[w] + 2] == pytest.approx(A.ANYMAL_C_BASE_HEIGHT)
+    assert shape_world[model.shape_count - 1] == -1
     assert int((model.shape_flags.numpy() & COLLIDE > 0).sum()) == 3 * 4 + 1
     assert np.allclose(model.joint_target_ke.numpy().reshape(3, -1)[:, 6:], 150.0)

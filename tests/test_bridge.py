@@ -62,10 +62,10 @@ def test_pendulum_gradients(device, steps):
 @pytest.mark.parametrize("steps", [1, 3])
 def test_anymal_airborne_gradients(device, steps):
     """Smooth multi-body case: ANYmal C falling freely 2 m above the ground (no contact), legs under PD."""
-    model, info = build_anymal_c_model(num_worlds=1, device=device, base_height=2.0, requires_grad=True)
+    model, layout = build_anymal_c_model(num_worlds=1, device=device, base_height=2.0, requires_grad=True)
     sim = DiffSimulator(model)
     q0, qd0 = sim.default_state()
-    base, foot = int(info["base_body"][0]), int(info["foot_bodies"][0, 0])
+    base, foot = int(layout.base_body[0]), int(layout.foot_bodies[0, 0])
 
     def loss(target, qd):
         out = rollout(sim, q0, qd, target, steps)
@@ -78,7 +78,7 @@ def test_anymal_airborne_gradients(device, steps):
 @pytest.fixture(scope="module")
 def standing():
     """ANYmal C after 0.8 s of settling on its feet (smoothed contact, kappa 300, kp 40 / kd 5)."""
-    model, info = build_anymal_c_model(num_worlds=1, device="cpu", requires_grad=True)
+    model, layout = build_anymal_c_model(num_worlds=1, device="cpu", requires_grad=True)
     sim = DiffSimulator(model, contact_model="smoothed", kappa=300.0)
     q_def, qd = sim.default_state()
     q = q_def.clone()
@@ -86,14 +86,14 @@ def standing():
         for _ in range(40):
             q, qd = sim.step(q, qd, q_def)[:2]
     assert sim.last_contact_impulses()[:, 0].min() > 0.1, "all four feet should be loaded"
-    return sim, info, q_def, q, qd
+    return sim, layout, q_def, q, qd
 
 
 @pytest.mark.parametrize("steps", [1, 3])
 def test_anymal_contact_gradients(standing, steps):
     """Through smoothed contact: d(base height + 0.1 base forward/vertical velocity) / d(targets, qd, kappa)."""
-    sim, info, q_def, q0, qd0 = standing
-    base = int(info["base_body"][0])
+    sim, layout, q_def, q0, qd0 = standing
+    base = int(layout.base_body[0])
 
     def loss(target, qd, kappa):
         out = rollout(sim, q0, qd, target, steps, kappa=kappa)
@@ -127,7 +127,7 @@ def test_no_grad_path_matches(device):
 
 def test_memory_per_step_bounded(device):
     """Each call keeps one tape (constant bytes, close to the estimate) until backward, which frees it."""
-    model, info = build_anymal_c_model(num_worlds=4, device=device, requires_grad=True)
+    model, layout = build_anymal_c_model(num_worlds=4, device=device, requires_grad=True)
     sim = DiffSimulator(model, kappa=300.0)
     q, qd = sim.default_state()
     target = q.clone().requires_grad_(True)
@@ -143,7 +143,7 @@ def test_memory_per_step_bounded(device):
     estimate = sim.step_memory_bytes()
     assert 0.8 * estimate <= sizes[1] <= 1.2 * estimate, (sizes[1], estimate)
     print(f"bytes per policy step (4 worlds, 4 substeps): measured {sizes[1]}, estimate {estimate}")
-    out.body_q[info["base_body"], 2].sum().backward()
+    out.body_q[layout.base_body, 2].sum().backward()
     assert live_records() == before and all(r.tape is None for r in records)
     assert torch.isfinite(target.grad).all() and target.grad.abs().sum() > 0
 

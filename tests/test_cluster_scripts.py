@@ -171,14 +171,14 @@ def test_pbs_dry_run_job_script(tmp_path, fakes):
 def test_slurm_job_runs_torchrun_forwards_sigterm_once_and_requeues(tmp_path, fakes):
     env, log = fakes
     job = submit("slurm", [*paths(tmp_path), "--gpus", "2", "--run", "r", "--requeue", "--total_iterations", "100",
-                           "--dry-run", "--", "--num_envs", "64", "env.contact_model=hard"], env).stdout  # fmt: skip
+                           "--dry-run", "--", "--num_envs", "64", "env.solver_cfg.contact_model=hard"], env).stdout  # fmt: skip
     run_dir = tmp_path / "logs" / "r"
     rc, out = run_job(job, tmp_path, env, {"SLURM_JOB_ID": "4242", "CUDA_VISIBLE_DEVICES": "0,1"},
                       term_after_start=True)  # fmt: skip
     assert rc == 0, out
     assert train_calls(log)[0] == [
         "torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node", "2", "scripts/train.py", "--distributed",
-        "--device", "cuda", "--num_envs", "64", "env.contact_model=hard", "--log_dir", str(run_dir),
+        "--device", "cuda", "--num_envs", "64", "env.solver_cfg.contact_model=hard", "--log_dir", str(run_dir),
         "--max_iterations", "100",
     ]  # fmt: skip
     assert (log / "sigterms").read_text().split() == ["1"], "the training must get exactly one SIGTERM"

@@ -10,7 +10,7 @@ import torch
 import yaml
 
 from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy, export_bundle
-from isaaclab_diffsim.envs import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
@@ -20,8 +20,11 @@ from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.flat_diff_env_cf
 )
 
 
-def make_env(num_envs=4, **fields):
+def make_env(num_envs=4, contact_model=None, **fields):
     cfg = AnymalCFlatDiffEnvCfg(num_envs=num_envs, asset_source="urdf", episode_length_s=0.4)
+    cfg.observations.enable_corruption = False  # as in -Play: the deployed loop's observations are noise-free
+    if contact_model is not None:
+        cfg.solver_cfg.contact_model = contact_model
     for k, v in fields.items():
         setattr(cfg, k, v)
     return DiffVelocityEnv(cfg)
@@ -78,7 +81,7 @@ def test_onnx_and_torchscript_equal_the_torch_pipeline(bundle):
         torch.testing.assert_close(a_jit, ref_a, atol=1e-6, rtol=0)
     # the swing phase of the trajectory generator is in the bundle: at a step where the LF leg swings, the
     # targets differ from default + scale * actions
-    lf = [i for i, n in enumerate(env.info["joint_names"]) if n.startswith("LF")]
+    lf = [i for i, n in enumerate(env.layout.joint_names) if n.startswith("LF")]
     steps = torch.full((env.num_envs,), 7)  # phase 7 * 0.02 / 0.6 = 0.233: LF (offset 0) in swing
     t_jit, a_jit = jit(torch.zeros(env.num_envs, 48), steps.float()[:, None])
     tg = t_jit - env.default_leg - env.cfg.action_scale * a_jit
@@ -90,7 +93,7 @@ def test_io_yaml_declares_the_interface(bundle):
     env, _, out = bundle
     io = yaml.safe_load((out / "io.yaml").read_text())
     robot = io["articulations"]["robot"]
-    assert robot["joint_names"] == list(env.info["joint_names"])
+    assert robot["joint_names"] == list(env.layout.joint_names)
     assert robot["default_joint_stiffness"] == [80.0] * 12 and robot["default_joint_damping"] == [5.0] * 12
     assert robot["effort_limit"] == pytest.approx([80.0] * 12)
     assert np.allclose(robot["default_joint_pos"], env.default_leg.numpy())
@@ -146,10 +149,22 @@ def test_gym_make_without_cfg_builds_the_registered_config():
 
     env = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct", num_envs=2, asset_source="urdf").unwrapped
     assert type(env.cfg) is AnymalCFlatDiffEnvCfg
-    assert env.cfg.kp == 80.0 and env.cfg.kappa == 200.0 and env.cfg.gait.period_s == 0.6 and env.num_obs == 50
-    assert env.cfg.contact_model == "smoothed" and env.cfg.num_envs == 2
+    assert env.cfg.kp == 80.0 and env.cfg.solver_cfg.kappa == 200.0 and env.cfg.gait.period_s == 0.6 and env.num_obs == 50
+    assert env.cfg.solver_cfg.contact_model == "smoothed" and env.cfg.num_envs == 2
     play = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct-Play", num_envs=2, asset_source="urdf").unwrapped
     assert type(play.cfg) is AnymalCFlatDiffEnvCfg_PLAY
-    assert play.cfg.contact_model == "hard" and play.cfg.events.push_velocity == 0.0
+    assert play.cfg.solver_cfg.contact_model == "hard" and play.cfg.events.push_velocity == 0.0
     assert play.cfg.kp == 80.0 and play.cfg.gait.joint_swing_scale == 1.0
     assert play.sim.solver.contact_model == "hard"
+
+
+def test_env_cfg_without_solver_cfg_is_refused_naming_it():
+    """An env cfg from before the solver parameters moved to ``solver_cfg`` cannot say which contact model it was
+    trained with: the export refuses it and says why."""
+    from isaaclab_diffsim.deploy.io_spec import build_io
+
+    env = make_env(num_envs=1)
+    old = env.cfg.to_dict()
+    old.pop("solver_cfg")
+    with pytest.raises(ValueError, match="no 'solver_cfg'"):
+        build_io(env, old, {"algorithm": "shac"})

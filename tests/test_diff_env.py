@@ -7,7 +7,7 @@ import torch
 import warp as wp
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the gym ids)
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffEventsCfg, DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.solver import SolverMoreauGS
 
 STATE = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time", "push_time")
@@ -22,8 +22,9 @@ def restore(env, snap):
         setattr(env, k, v.clone())
 
 
-def make_cfg(**kw):
-    cfg = DiffVelocityEnvCfg(num_envs=4, contact_model="smoothed", kappa=300.0)
+def make_cfg(contact_model="smoothed", **kw):
+    cfg = DiffVelocityEnvCfg(num_envs=4)
+    cfg.solver_cfg.contact_model, cfg.solver_cfg.kappa = contact_model, 300.0
     cfg.rewards.feet_air_time = 0.0  # contact timing has no gradient; keep the FD check smooth
     for k, v in kw.items():
         setattr(cfg, k, v)
@@ -46,8 +47,10 @@ def test_gym_make_builds_and_steps():
     assert extras["terminal_obs"].shape == (4, 48)
     with pytest.raises(ValueError):
         env.step(torch.zeros(3, 12))
+    sticky = DiffVelocityEnvCfg(num_envs=2)
+    sticky.solver_cfg.contact_model = "sticky"
     with pytest.raises(ValueError):
-        DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=2), contact_model="sticky")
+        DiffVelocityEnv(sticky)
 
 
 @pytest.mark.parametrize("gait_period, source", [(0.0, "urdf"), (0.4, "urdf"), (0.4, "isaaclab")])
@@ -120,7 +123,8 @@ def test_hard_mode_matches_solver():
     with torch.no_grad():
         env.step(actions)
     model = env.model
-    solver = SolverMoreauGS(model, contact_model="hard", iterations=env.cfg.iterations, actuator_saturation=120.0)
+    solver = SolverMoreauGS(model, contact_model="hard", iterations=env.cfg.solver_cfg.iterations,
+                            actuator_saturation=120.0)
     control = model.control()
     targets = torch.cat([torch.zeros(4, 7), env.default_leg + 0.5 * actions], 1)
     control.joint_target_q.assign(targets.reshape(-1).numpy())
@@ -155,21 +159,49 @@ def test_usd_asset_source_matches_urdf(source):
     Lab's InteractiveScene and the DiffSim physics manager build from it) simulate the same robot as the URDF: from
     the same start, with the same actions by joint name, 25 hard-contact steps end in the same state (legs
     reordered to Isaac Lab's LF, LH, RF, RH)."""
-    envs = {"urdf": make_env(contact_model="hard"), "usd": make_env(asset_source=source, contact_model="hard")}
+    # the same startup events in both (Isaac Lab's event functions draw from torch's generator on "isaaclab")
+    events = DiffEventsCfg(base_mass_add_range=(2.0, 2.0), base_com_range={"x": (0.01, 0.01)})
+    envs = {"urdf": make_env(contact_model="hard", events=events),
+            "usd": make_env(asset_source=source, contact_model="hard", events=events.copy())}  # fmt: skip
     try:
         _compare_urdf_usd(envs)
         if source == "isaaclab":
-            assert envs["usd"].info["bodies_per_world"] == 17  # Isaac Lab's scene keeps the feet as bodies
+            assert envs["usd"].layout.bodies_per_world == 17  # Isaac Lab's scene keeps the feet as bodies
+            _check_one_solver_per_model(envs["usd"])
             with pytest.raises(RuntimeError, match="SimulationContext already exists"):
                 make_env(asset_source="isaaclab")  # Isaac Lab's simulation context is a singleton
     finally:
         envs["usd"].close()
 
 
+def _check_one_solver_per_model(env):
+    """The env steps the solver Isaac Lab's physics manager built for the model, and no other SolverMoreauGS on that
+    model exists; switching the contact model replaces it in both places."""
+    import gc
+
+    from isaaclab_newton.physics import NewtonManager
+
+    def solvers_of_model():
+        gc.collect()
+        return [o for o in gc.get_objects() if isinstance(o, SolverMoreauGS) and o.model is env.model]
+
+    assert env.sim.solver is NewtonManager._solver and solvers_of_model() == [env.sim.solver]
+    env.set_contact_model("smoothed", kappa=250.0)
+    assert env.sim.solver is NewtonManager._solver and solvers_of_model() == [env.sim.solver]
+    assert env.sim.solver.contact_model == "smoothed" and float(env.sim.solver.kappa) == 250.0
+    env.set_contact_model("hard")
+
+
 def _compare_urdf_usd(envs):
-    names = {src: env.info["joint_names"] for src, env in envs.items()}
+    names = {src: list(env.layout.joint_names) for src, env in envs.items()}
     assert names["usd"] == [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
     perm = [names["urdf"].index(n) for n in names["usd"]]  # usd leg dof i is urdf leg dof perm[i]
+    layouts = {src: env.layout for src, env in envs.items()}
+    for field in ("default_joint_pos", "stiffness", "damping", "effort_limit", "velocity_limit"):
+        by_name = {src: dict(zip(lay.joint_names, getattr(lay, field))) for src, lay in layouts.items()}
+        assert by_name["usd"] == pytest.approx(by_name["urdf"]), field
+    assert layouts["usd"].foot_names == layouts["urdf"].foot_names == ("LF", "RF", "LH", "RH")
+    assert layouts["usd"].foot_radius == pytest.approx(layouts["urdf"].foot_radius)
     torch.testing.assert_close(envs["usd"].default_leg, envs["urdf"].default_leg[perm])
     start = {src: env.reset(seed=0) for src, env in envs.items()}
     envs["usd"].q = envs["urdf"].q.clone()
@@ -193,7 +225,8 @@ def test_gait_clock_and_foot_height_reference():
     """Gait clock (``gait.period_s``): the observation ends with (sin, cos) of the phase, and the foot-height term is
     sum_f (h_f - ref_f)^2 with ref = swing_height at a diagonal pair's mid-swing and 0 for the pair in stance. A robot
     standing in hard contact (feet at h = 0) at a quarter period therefore has error 2 * swing_height^2."""
-    cfg = DiffVelocityEnvCfg(num_envs=2, contact_model="hard")
+    cfg = DiffVelocityEnvCfg(num_envs=2)
+    cfg.solver_cfg.contact_model = "hard"
     cfg.gait.period_s, cfg.gait.swing_height = 0.4, 0.08
     cfg.events.reset_base_velocity = 0.0
     cfg.events.reset_joint_scale_range = (1.0, 1.0)
@@ -215,7 +248,7 @@ def test_gait_clock_and_foot_height_reference():
         assert heights.abs().max() < 5e-3, heights
         obs = env._observations(env.q, env.qd, env.last_actions)
         torch.testing.assert_close(obs[:, -2:], torch.tensor([[1.0, 0.0]] * 2), atol=1e-5, rtol=0)
-        env.episode_length_buf -= 1  # the term takes the phase of the state a step reaches (length + 1)
+        # the term takes the phase of the state the step reached (rewards follow the clock's advance)
         err = env._gait_foot_height_error(out.body_q)
     # LF, RH at mid-swing (ref 0.08), RF, LH in stance (ref 0)
     expected = ((heights - torch.tensor([0.08, 0.0, 0.0, 0.08])) ** 2).sum(1)
@@ -231,11 +264,13 @@ def test_trajectory_generator_offsets_and_foot_lift():
     """``gait.joint_swing_scale``: the targets of a leg in mid-swing are its default angles times (1 + scale), those
     of a leg in stance are unchanged; with zero actions (kp 80, scale 1, hard contact) the robot steps in place: each
     foot rises several cm during its swing and the base neither falls nor drifts."""
-    cfg = DiffVelocityEnvCfg(num_envs=2, contact_model="hard", kp=80.0)
+    cfg = DiffVelocityEnvCfg(num_envs=2, kp=80.0)
+    cfg.solver_cfg.contact_model = "hard"
     cfg.gait.period_s, cfg.gait.joint_swing_scale = 0.4, 1.0
     cfg.events.reset_base_velocity = 0.0
     cfg.events.reset_joint_scale_range = (1.0, 1.0)
     cfg.events.push_velocity = 0.0
+    cfg.events.base_com_range = {}  # the base's CoM as modelled: a shifted one loads one diagonal pair more
     env = DiffVelocityEnv(cfg)
     env.reset()
     env.episode_length_buf.fill_(5)  # a quarter of the period: LF, RH at mid-swing, RF, LH in stance
@@ -293,6 +328,7 @@ def test_push_keeps_the_gradient_and_the_observation_is_current():
     """A push adds a constant velocity: the pushed state still depends on earlier actions, and the returned
     observation is that of the pushed state (it used to be computed before the push, under no_grad)."""
     env = make_env()
+    env.cfg.observations.enable_corruption = False  # compare the observation with the state's, noise-free
     env.cfg.events.push_interval_s = (0.0, 0.0)  # every env is pushed at every step
     env.push_time.zero_()
     env.reset()

@@ -139,7 +139,8 @@ def _ppo_worker(rank: int, port: int, out_dir: str) -> None:
     from isaaclab.utils import to_dict
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
 
-    from isaaclab_diffsim.envs import DiffEnvRslRlWrapper, DiffVelocityEnv, DiffVelocityEnvCfg
+    from isaaclab_diffsim.envs import DiffEnvRslRlWrapper
+    from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
     from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner
     from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.agents.rsl_rl_ppo_cfg import (
         AnymalCFlatDiffPPORunnerCfg,

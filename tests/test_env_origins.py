@@ -11,12 +11,13 @@ import pytest
 import torch
 from isaaclab.cloner import grid_transforms
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 def rollout(spacing: float, source: str = "urdf", steps: int = 25):
     """Joint states and world-frame base positions over a hard-contact rollout with fixed random actions."""
-    cfg = DiffVelocityEnvCfg(num_envs=4, contact_model="hard", env_spacing=spacing, asset_source=source)
+    cfg = DiffVelocityEnvCfg(num_envs=4, env_spacing=spacing, asset_source=source)
+    cfg.solver_cfg.contact_model = "hard"
     env = DiffVelocityEnv(cfg)
     try:
         env.reset()

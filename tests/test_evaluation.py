@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.rl.evaluation import evaluate
 
 

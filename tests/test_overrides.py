@@ -11,11 +11,11 @@ TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
 def test_overrides_reach_both_configs_with_their_types():
     env, agent = resolve_task_cfgs(TASK, "shac_cfg_entry_point",
                                    ["env.kp=60", "agent.horizon=8", "env.commands.lin_vel_x=(0.0,1.0)",
-                                    "env.contact_model=hard", "agent.algorithm.gamma=0.95",
+                                    "env.solver_cfg.contact_model=hard", "agent.algorithm.gamma=0.95",
                                     "agent.policy.actor_hidden_dims=[16]"])  # fmt: skip
     assert env.kp == 60.0 and isinstance(env.kp, float)
     assert agent.horizon == 8 and agent.algorithm.gamma == 0.95 and list(agent.policy.actor_hidden_dims) == [16]
-    assert tuple(env.commands.lin_vel_x) == (0.0, 1.0) and env.contact_model == "hard"
+    assert tuple(env.commands.lin_vel_x) == (0.0, 1.0) and env.solver_cfg.contact_model == "hard"
     fresh, _ = resolve_task_cfgs(TASK, "shac_cfg_entry_point", [])
     assert fresh.kp == 80.0  # overrides do not leak into the registry
 

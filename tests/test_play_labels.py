@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,7 +21,7 @@ def load_play():
 def test_joint_rows_match_model_joints(source):
     play = load_play()
     env = DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=1, asset_source=source))
-    legs = play.joint_rows_by_leg(env.info["joint_names"])
+    legs = play.joint_rows_by_leg(env.layout.joint_names)
     assert sorted(legs) == ["LF", "LH", "RF", "RH"] and all(len(j) == 3 for j in legs.values())
     # the trace column c is q[7 + c]: the model's joint whose first coordinate is 7 + c
     q_start = env.model.joint_q_start.numpy()

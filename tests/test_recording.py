@@ -9,11 +9,17 @@ import pytest
 import torch
 from pxr import Usd, UsdGeom
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.recording import SCHEMA, RolloutRecorder, record_differentiated_rollout
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "exts", "isaaclab_diffsim_viewer"))
 from isaaclab_diffsim_viewer import Overlays, Recording, heat_color  # noqa: E402
+
+
+def smoothed_cfg(num_envs: int) -> DiffVelocityEnvCfg:
+    cfg = DiffVelocityEnvCfg(num_envs=num_envs)
+    cfg.solver_cfg.contact_model, cfg.solver_cfg.kappa = "smoothed", 300.0
+    return cfg
 
 NUM_ENVS, RECORD_ENVS, STEPS = 4, 3, 12
 
@@ -23,7 +29,7 @@ def recorded(tmp_path_factory):
     """A smoothed-contact rollout of 4 robots (3 recorded), dropped from 0.6 m so the feet land during it; per step
     the solver's own impulses, distances and the base positions, read independently of the recorder."""
     path = str(tmp_path_factory.mktemp("rec") / "rollout.usda")
-    env = DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=NUM_ENVS, contact_model="smoothed", kappa=300.0))
+    env = DiffVelocityEnv(smoothed_cfg(NUM_ENVS))
     env.reset()
     rec = RolloutRecorder(env, path, record_envs=RECORD_ENVS)
     gen = torch.Generator().manual_seed(0)
@@ -90,7 +96,7 @@ def test_foot_primvars_equal_solver_contacts(recorded):
 def test_gradient_magnitudes_match_finite_differences(tmp_path):
     """|dJ/da_t| recorded for a differentiated horizon (J: sum of rewards): the directional derivative along the
     recorded gradient's direction, by central differences on the action of step 0 of env 0, equals its norm."""
-    cfg = DiffVelocityEnvCfg(num_envs=2, contact_model="smoothed", kappa=300.0)
+    cfg = smoothed_cfg(2)
     cfg.rewards.feet_air_time = 0.0  # contact timing has no gradient
     env = DiffVelocityEnv(cfg)
     env.reset()
@@ -203,7 +209,7 @@ def test_shac_records_one_horizon_every_n_iterations(tmp_path):
     from isaaclab_diffsim.rl.shac import ShacRunner, ShacRunnerCfg
 
     torch.manual_seed(0)
-    env = DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=2, contact_model="smoothed", kappa=300.0))
+    env = DiffVelocityEnv(smoothed_cfg(2))
     cfg = ShacRunnerCfg(horizon=3, max_iterations=3, save_interval=100, record_interval=2, record_envs=2)
     cfg.policy.actor_hidden_dims = [16]
     cfg.policy.critic_hidden_dims = [16]

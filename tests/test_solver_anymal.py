@@ -64,9 +64,9 @@ def test_statics_with_shifted_base_com(contact_model):
 
     front = {}
     for dx in (0.0, 0.1):
-        model, info = build_anymal_c_model(num_worlds=1, device="cpu", kp=150.0, kd=5.0)
+        model, layout = build_anymal_c_model(num_worlds=1, device="cpu", kp=150.0, kd=5.0)
         com = model.body_com.numpy()
-        com[int(info["base_body"][0]), 0] += dx
+        com[int(layout.base_body[0]), 0] += dx
         model.body_com.assign(com)
         solver = SolverMoreauGS(model, contact_model=contact_model)
         s0, s1 = model.state(), model.state()

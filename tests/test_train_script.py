@@ -43,7 +43,7 @@ def test_train_checkpoint_export_evaluate(tmp_path):
     env_cfg = torch.load(d / "model_2.pt", weights_only=True)["env_cfg"]  # plain data: weights_only reads it
     assert env_cfg["num_envs"] == 2 and env_cfg["episode_length_s"] == 0.2 and env_cfg["gait"]["period_s"] == 0.6
     params = yaml.full_load((d / "params" / "env.yaml").read_text())  # as Isaac Lab's load_yaml reads it
-    assert params["num_envs"] == 2 and params["contact_model"] == "smoothed"
+    assert params["num_envs"] == 2 and params["solver_cfg"]["contact_model"] == "smoothed"
     assert yaml.full_load((d / "params" / "agent.yaml").read_text())["horizon"] == 4
     assert "[SHAC] it 2/2" in proc.stdout
     eval_line = [ln for ln in proc.stdout.splitlines() if ln.startswith("[eval]")]

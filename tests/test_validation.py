@@ -6,14 +6,14 @@ import math
 import pytest
 import torch
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.rl.shac import ShacRunnerCfg
 
 
 @pytest.mark.parametrize(
     "field, value",
     [("kp", 0.0), ("kp", -40.0), ("kd", -1.0), ("action_scale", 0.0), ("rewards.tracking_std", 0.0),
-     ("kappa", math.inf), ("kappa", -5.0), ("min_base_height", 0.7), ("min_base_height", -0.1),
+     ("solver_cfg.kappa", math.inf), ("solver_cfg.kappa", -5.0), ("min_base_height", 0.7), ("min_base_height", -0.1),
      ("events.base_mass_add_range", (5.0, -5.0)), ("commands.lin_vel_x", (1.0, -1.0)),
      ("sim_dt", math.nan)],
 )  # fmt: skip

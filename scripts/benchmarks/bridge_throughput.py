@@ -25,9 +25,9 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def horizon(sim, info, q0, qd0, target, steps, measure=False):
+def horizon(sim, layout, q0, qd0, target, steps, measure=False):
     q, qd, loss, nbytes = q0, qd0, 0.0, 0
-    base = torch.as_tensor(info["base_body"], device=q0.device)
+    base = torch.as_tensor(layout.base_body, device=q0.device)
     for _ in range(steps):
         out = sim.step(q, qd, target)
         q, qd = out.joint_q, out.joint_qd
@@ -49,7 +49,7 @@ def main():
     print(f"device {args.device}, horizon {args.horizon} x {args.substeps} substeps of 5 ms, smoothed kappa 300")
     print("worlds  fwd_nograd_s  fwd_tape_s  bwd_s  (f+b)/fwd  env-steps/s(nograd, f+b)  bytes/step(measured, est)  |grad|")
     for n in args.worlds:
-        model, info = build_anymal_c_model(num_worlds=n, device=args.device, base_height=0.55, requires_grad=True)
+        model, layout = build_anymal_c_model(num_worlds=n, device=args.device, base_height=0.55, requires_grad=True)
         sim = DiffSimulator(model, substeps=args.substeps, dt=0.005, kappa=300.0)
         q0, qd0 = sim.default_state()
         best = {"nograd": 1e9, "tape": 1e9, "bwd": 1e9}
@@ -57,12 +57,12 @@ def main():
             with torch.no_grad():
                 sync(args.device)
                 t = time.perf_counter()
-                horizon(sim, info, q0, qd0, q0, args.horizon)
+                horizon(sim, layout, q0, qd0, q0, args.horizon)
                 sync(args.device)
                 t_ng = time.perf_counter() - t
             target = q0.clone().requires_grad_(True)
             t = time.perf_counter()
-            loss, _ = horizon(sim, info, q0, qd0, target, args.horizon)
+            loss, _ = horizon(sim, layout, q0, qd0, target, args.horizon)
             sync(args.device)
             t_tape = time.perf_counter() - t
             assert live_records() == args.horizon
@@ -74,7 +74,7 @@ def main():
             if rep > 0:
                 for k, v in (("nograd", t_ng), ("tape", t_tape), ("bwd", t_bwd)):
                     best[k] = min(best[k], v)
-        _, nbytes = horizon(sim, info, q0, qd0, q0.clone().requires_grad_(True), 2, measure=True)
+        _, nbytes = horizon(sim, layout, q0, qd0, q0.clone().requires_grad_(True), 2, measure=True)
         steps = n * args.horizon
         fb = best["tape"] + best["bwd"]
         print(f"{n:6d}  {best['nograd']:12.3f}  {best['tape']:10.3f}  {best['bwd']:5.3f}  {fb / best['nograd']:9.2f}"

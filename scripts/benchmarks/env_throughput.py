@@ -21,7 +21,7 @@ import torch
 import warp as wp
 from step_profile import StageProfile, format_kernels, format_stages, format_torch_ops, kernel_launches
 
-from isaaclab_diffsim.envs import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 def timed(fn, min_seconds: float = 2.0) -> float:
@@ -50,7 +50,8 @@ def interleaved(fn, set_mode, repeats: int = 7) -> tuple[float, float]:
 
 def bench(num_envs: int, horizon: int, contact_model: str, device: str, asset_source: str = "urdf",
           profile: bool = False) -> dict:  # fmt: skip
-    cfg = DiffVelocityEnvCfg(num_envs=num_envs, device=device, contact_model=contact_model, asset_source=asset_source)
+    cfg = DiffVelocityEnvCfg(num_envs=num_envs, device=device, asset_source=asset_source)
+    cfg.solver_cfg.contact_model = contact_model
     env = DiffVelocityEnv(cfg)
     try:
         return _bench(env, num_envs, horizon, device, profile)

@@ -33,7 +33,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)
     env_cfg, agent_cfg = load_task_cfgs(args.task, "shac_cfg_entry_point")
-    env_cfg.num_envs, env_cfg.contact_model = args.num_envs, args.contact_model
+    env_cfg.num_envs, env_cfg.solver_cfg.contact_model = args.num_envs, args.contact_model
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     runner = ShacRunner(env, agent_cfg, log_dir=None, device="cpu")
     runner.load(args.checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)

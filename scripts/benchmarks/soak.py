@@ -27,7 +27,7 @@ import time
 
 import torch
 
-from isaaclab_diffsim.envs import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.utils.cli import apply_overrides, load_task_cfgs
 
 TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
@@ -73,7 +73,7 @@ def soak(args, contact_model: str) -> dict:
     env_cfg.asset_source = "urdf"  # several envs per process (Isaac Lab's simulation context is a singleton)
     apply_overrides(args.overrides, env=env_cfg)
     env_cfg.num_envs, env_cfg.device, env_cfg.seed = args.num_envs, args.device, args.seed
-    env_cfg.contact_model = contact_model
+    env_cfg.solver_cfg.contact_model = contact_model
     env_cfg.episode_length_s = args.episode_length_s
     env_cfg.events.push_interval_s = tuple(args.push_interval_s)
     env_cfg.events.push_velocity = args.push_velocity

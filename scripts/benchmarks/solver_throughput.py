@@ -55,7 +55,7 @@ class Runner:
 
     def __init__(self, kind, worlds, device, dt, collide_every_step=False):
         self.kind, self.dt, self.device = kind, dt, device
-        self.model, self.info = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT)
+        self.model, self.layout = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT)
         self.control = self.model.control()
         self.s0, self.s1 = self.model.state(), self.model.state()
         self.pipeline = self.contacts = None
@@ -83,7 +83,7 @@ class Runner:
             self.count += 1
 
     def base_z(self):
-        return self.s0.body_q.numpy()[self.info["base_body"], 2]
+        return self.s0.body_q.numpy()[self.layout.base_body, 2]
 
 
 def timed(fn, device, min_time, min_reps=3):

@@ -47,11 +47,11 @@ def main():
     start_height = 0.6 + args.drop_height
     summaries, any_nan = [], False
     for kind in [m.strip() for m in args.models.split(",") if m.strip()]:
-        model, info = build_anymal_c_model(args.num_worlds, device=args.device, kp=args.kp, kd=args.kd,
+        model, layout = build_anymal_c_model(args.num_worlds, device=args.device, kp=args.kp, kd=args.kd,
                                            base_height=start_height)
         solver = SolverMoreauGS(model, contact_model=kind, kappa=args.kappa)
         a, b = model.state(), model.state()
-        q_base = info["q_start"] + 2  # base height coordinate per world
+        q_base = layout.q_start + 2  # base height coordinate per world
         print(f"[{kind}] {args.num_worlds} world(s), base start {start_height:.2f} m, {steps} steps of {args.dt} s",
               flush=True)
         min_h, max_speed_late, nan, wall, t_nan = math.inf, 0.0, False, 0.0, None

@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from isaaclab_diffsim.envs import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.rl.shac import RunningObsNormalizer, ShacActorCritic, ShacActorCriticCfg
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
 
@@ -65,10 +65,10 @@ def main():
     results = {}
     for model in models:
         cfg = AnymalCFlatDiffEnvCfg()
-        cfg.num_envs, cfg.contact_model, cfg.seed, cfg.device = args.num_envs, model, args.seed, args.device
+        cfg.num_envs, cfg.solver_cfg.contact_model, cfg.seed, cfg.device = args.num_envs, model, args.seed, args.device
         cfg.events.push_interval_s = (1e6, 1e6)  # no pushes inside the measured rollouts
         if args.kappa is not None:
-            cfg.kappa = args.kappa
+            cfg.solver_cfg.kappa = args.kappa
         cfg.validate_values()
         env = DiffVelocityEnv(cfg)
         torch.manual_seed(args.seed)

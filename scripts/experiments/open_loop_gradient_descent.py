@@ -15,7 +15,7 @@ import argparse
 
 import torch
 
-from isaaclab_diffsim.envs import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
 from isaaclab_diffsim.utils.cli import apply_overrides
 
@@ -59,13 +59,13 @@ def main():
     summary = {}
     for model in [m for m in args.contact_models.split(",") if m]:
         cfg = AnymalCFlatDiffEnvCfg()
-        cfg.num_envs, cfg.contact_model = args.num_envs, model
+        cfg.num_envs, cfg.solver_cfg.contact_model = args.num_envs, model
         cfg.events.push_interval_s = (1e6, 1e6)
         cfg.events.reset_base_velocity = 0.0
         cfg.events.reset_joint_scale_range = (1.0, 1.0)
         cfg.events.base_mass_add_range = (0.0, 0.0)
         if args.kappa is not None:
-            cfg.kappa = args.kappa
+            cfg.solver_cfg.kappa = args.kappa
         apply_overrides(args.overrides, env=cfg)
         cfg.validate_values()
         env = DiffVelocityEnv(cfg)

@@ -18,6 +18,8 @@ import warp as wp
 
 import newton
 
+from .robot_layout import RobotLayout
+
 _URDF_REL = Path("share/example-robot-data/robots/anymal_c_simple_description/urdf/anymal.urdf")
 
 LEGS = ("LF", "RF", "LH", "RH")
@@ -184,41 +186,43 @@ def _add_anymal_c_usd(builder: newton.ModelBuilder, xform) -> None:
 def build_anymal_c_model(
     num_worlds=1, device="cpu", *, kp=40.0, kd=5.0, base_height=0.6, requires_grad=False, ground_mu=1.0,
     source: str = "urdf",
-) -> tuple[newton.Model, dict]:
-    """Finalize ``num_worlds`` ANYmal C worlds plus one shared ground plane; body_q set by FK.
-
-    The info dict holds the per-robot layout (``*_per_world`` counts, ``joint_names``, ``foot_radius``,
-    ``foot_centers`` in the foot body frames) and absolute indices per world: ``base_body`` and
-    ``q_start``/``qd_start`` of shape (num_worlds,), ``foot_bodies``/``foot_shapes`` (num_worlds, 4).
-    """
+) -> tuple[newton.Model, RobotLayout]:
+    """Finalize ``num_worlds`` ANYmal C worlds plus one shared ground plane (the model's last shape); body_q set by
+    FK. Returns the model and its :class:`RobotLayout` (feet LF, RF, LH, RH)."""
     robot = newton.ModelBuilder()
     local = add_anymal_c(robot, wp.transform((0.0, 0.0, base_height), wp.quat_identity()), kp=kp, kd=kd, source=source)
     builder = newton.ModelBuilder()
     builder.replicate(robot, num_worlds)
     ground_cfg = builder.default_shape_cfg.copy()
     ground_cfg.mu = ground_mu
-    ground = builder.add_ground_plane(cfg=ground_cfg)
+    builder.add_ground_plane(cfg=ground_cfg)
     model = builder.finalize(device=device, requires_grad=requires_grad)
     newton.eval_fk(model, model.joint_q, model.joint_qd, model)
 
     w = np.arange(num_worlds)[:, None]
     nb, ns = robot.body_count, robot.shape_count
     nq, nd = robot.joint_coord_count, robot.joint_dof_count
-    info = {
-        "num_worlds": num_worlds,
-        "bodies_per_world": nb,
-        "shapes_per_world": ns,
-        "joints_per_world": robot.joint_count,
-        "coords_per_world": nq,
-        "dofs_per_world": nd,
-        "ground_shape": ground,
-        "joint_names": local["joint_names"],
-        "foot_radius": local["foot_radius"],
-        "foot_centers": local["foot_centers"],
-        "base_body": (w[:, 0] * nb + local["base_body"]),
-        "foot_bodies": w * nb + np.asarray(local["foot_bodies"]),
-        "foot_shapes": w * ns + np.asarray(local["foot_shapes"]),
-        "q_start": w[:, 0] * nq + local["q_start"],
-        "qd_start": w[:, 0] * nd + local["qd_start"],
-    }
-    return model, info
+    names = local["joint_names"]
+    dofs = range(local["qd_start"] + 6, local["qd_start"] + 6 + len(names))  # leg dofs follow the free base's 6
+    layout = RobotLayout(
+        num_worlds=num_worlds,
+        bodies_per_world=nb,
+        shapes_per_world=ns,
+        coords_per_world=nq,
+        dofs_per_world=nd,
+        joint_names=tuple(names),
+        default_joint_pos=tuple(ANYMAL_C_DEFAULT_JOINT_POS[n] for n in names),
+        stiffness=tuple(float(robot.joint_target_ke[d]) for d in dofs),
+        damping=tuple(float(robot.joint_target_kd[d]) for d in dofs),
+        effort_limit=tuple(float(robot.joint_effort_limit[d]) for d in dofs),
+        velocity_limit=tuple(float(robot.joint_velocity_limit[d]) for d in dofs),
+        foot_names=LEGS,
+        foot_radius=local["foot_radius"],
+        foot_centers=tuple(local["foot_centers"]),
+        base_body=w[:, 0] * nb + local["base_body"],
+        foot_bodies=w * nb + np.asarray(local["foot_bodies"]),
+        foot_shapes=w * ns + np.asarray(local["foot_shapes"]),
+        q_start=w[:, 0] * nq + local["q_start"],
+        qd_start=w[:, 0] * nd + local["qd_start"],
+    )
+    return model, layout

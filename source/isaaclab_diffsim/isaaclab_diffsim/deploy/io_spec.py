@@ -40,10 +40,14 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
     dict: contact model and gait of training)."""
     cfg = env.cfg
     gait = train_env_cfg["gait"]
+    if "solver_cfg" not in train_env_cfg:
+        raise ValueError("the training env cfg has no 'solver_cfg' (written before the solver parameters moved from "
+                         "env.contact_model/kappa/margin to env.solver_cfg); move them there to export it")
+    train_solver = train_env_cfg["solver_cfg"]
     obs_terms = [{"name": n, "shape": [s], "dtype": "float32", "scale": 1.0, "description": d}
                  for n, s, d in OBSERVATION_TERMS]  # fmt: skip
     num_obs = sum(s for _, s, _ in OBSERVATION_TERMS)
-    nj = len(env.info["joint_names"])
+    nj = len(env.layout.joint_names)
     default = env.default_leg.detach().cpu().tolist()
     return {
         "format_version": FORMAT_VERSION,
@@ -73,13 +77,13 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
                                   "offset": "default_joint_pos", "shape": [nj]}},
         "articulations": {
             "robot": {
-                "joint_names": list(env.info["joint_names"]),
+                "joint_names": list(env.layout.joint_names),
                 "default_joint_pos": default,
-                "default_joint_stiffness": [float(cfg.kp)] * nj,
-                "default_joint_damping": [float(cfg.kd)] * nj,
-                "effort_limit": env.effort_limit.detach().cpu().tolist(),
-                "velocity_limit": env.velocity_limit.detach().cpu().tolist(),
-                "actuator_saturation": float(cfg.actuator_saturation),
+                "default_joint_stiffness": list(env.layout.stiffness),
+                "default_joint_damping": list(env.layout.damping),
+                "effort_limit": list(env.layout.effort_limit),
+                "velocity_limit": list(env.layout.velocity_limit),
+                "actuator_saturation": float(cfg.solver_cfg.actuator_saturation),
                 "actuator": "DC motor: clip(kp (target - q) - kd qd) to +-min(effort_limit, saturation (1 -+ qd / "
                             "velocity_limit))",
             }
@@ -94,9 +98,9 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
             "gait_offsets": "joint_swing_scale * max(sin(2 pi (phase + joint_phase_offsets)), 0) * default_joint_pos",
         },
         "training": {
-            "contact_model": train_env_cfg["contact_model"],
-            "kappa": float(train_env_cfg["kappa"]),
-            "margin": train_env_cfg["margin"],
+            "contact_model": train_solver["contact_model"],
+            "kappa": float(train_solver["kappa"]),
+            "margin": train_solver["margin"],
             "asset_source": train_env_cfg["asset_source"],
         },
     }
@@ -119,7 +123,7 @@ def check_env_matches(io: dict, env) -> None:
     """Raise :class:`BundleMismatchError` naming the first thing in which the bundle and ``env`` differ: joint
     order, observation terms or size, gait clock, action scale, control dt."""
     joints = io["articulations"]["robot"]["joint_names"]
-    env_joints = list(env.info["joint_names"])
+    env_joints = list(env.layout.joint_names)
     if joints != env_joints:
         diff = [f"{i}: bundle {a} env {b}" for i, (a, b) in enumerate(zip(joints, env_joints)) if a != b]
         raise BundleMismatchError(

@@ -1,9 +1,9 @@
-"""Differentiable environments (layer 4): torch MDPs on the bridge's simulator."""
+"""Differentiable environments (layer 4): the direct-env base on the bridge's simulator, and the rsl_rl adapter.
 
-from .diff_velocity_env import DiffVelocityEnv
-from .diff_velocity_env_cfg import DiffCommandsCfg, DiffEventsCfg, DiffGaitCfg, DiffRewardsCfg, DiffVelocityEnvCfg
+Tasks built on it live in :mod:`isaaclab_diffsim.tasks` (the ANYmal C task: ``tasks.direct.anymal_c``).
+"""
+
+from .diff_direct_env import DiffDirectRLEnv, DiffDirectRLEnvCfg
 from .rsl_rl_wrapper import DiffEnvRslRlWrapper
 
-__all__ = [
-    "DiffEnvRslRlWrapper",
-    "DiffCommandsCfg", "DiffEventsCfg", "DiffGaitCfg", "DiffRewardsCfg", "DiffVelocityEnv", "DiffVelocityEnvCfg"]
+__all__ = ["DiffDirectRLEnv", "DiffDirectRLEnvCfg", "DiffEnvRslRlWrapper"]

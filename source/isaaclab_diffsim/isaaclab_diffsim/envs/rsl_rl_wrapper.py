@@ -1,4 +1,4 @@
-"""rsl_rl adapter for :class:`DiffVelocityEnv`, so rsl_rl's PPO trains on exactly the env SHAC trains on.
+"""rsl_rl adapter for :class:`DiffDirectRLEnv`, so rsl_rl's PPO trains on exactly the env SHAC trains on.
 
 The wrapper plays the role of Isaac Lab's ``isaaclab_rl.rsl_rl.RslRlVecEnvWrapper`` (which only accepts
 Isaac Lab's ``DirectRLEnv``/``ManagerBasedRLEnv``) for rsl-rl-lib 5.x's :class:`rsl_rl.env.VecEnv` contract:
@@ -30,11 +30,11 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
-from .diff_velocity_env import DiffVelocityEnv
+from .diff_direct_env import DiffDirectRLEnv
 
 
 class DiffEnvRslRlWrapper(VecEnv):
-    """Wraps a :class:`DiffVelocityEnv` (bare, or as returned by ``gym.make``) for rsl-rl-lib 5.x runners.
+    """Wraps a :class:`DiffDirectRLEnv` (bare, or as returned by ``gym.make``) for rsl-rl-lib 5.x runners.
 
     Args:
         env: The environment, or a gymnasium wrapper around it (``env.unwrapped`` is used).
@@ -42,7 +42,7 @@ class DiffEnvRslRlWrapper(VecEnv):
         reset: Reset the env on construction (rsl_rl's runner never calls ``reset``). Default True.
 
     Note:
-        The env's autograd graph is cut on construction (:meth:`DiffVelocityEnv.detach`), so a rollout can start
+        The env's autograd graph is cut on construction (:meth:`DiffDirectRLEnv.detach`), so a rollout can start
         from a state reached by a differentiable rollout.
     """
 
@@ -51,8 +51,8 @@ class DiffEnvRslRlWrapper(VecEnv):
 
     def __init__(self, env, clip_actions: float | None = None, reset: bool = True):
         base = getattr(env, "unwrapped", env)
-        if not isinstance(base, DiffVelocityEnv):
-            raise ValueError(f"DiffEnvRslRlWrapper: expected a DiffVelocityEnv, got {type(base).__name__}")
+        if not isinstance(base, DiffDirectRLEnv):
+            raise ValueError(f"DiffEnvRslRlWrapper: expected a DiffDirectRLEnv, got {type(base).__name__}")
         if clip_actions is not None and clip_actions <= 0.0:
             raise ValueError(f"DiffEnvRslRlWrapper: clip_actions must be positive or None, got {clip_actions}")
         self.env = env
@@ -77,8 +77,8 @@ class DiffEnvRslRlWrapper(VecEnv):
 
     # ------------------------------------------------------------------ properties
     @property
-    def unwrapped(self) -> DiffVelocityEnv:
-        """The bare :class:`DiffVelocityEnv`."""
+    def unwrapped(self) -> DiffDirectRLEnv:
+        """The bare :class:`DiffDirectRLEnv`."""
         return getattr(self.env, "unwrapped", self.env)
 
     @property

@@ -26,7 +26,7 @@ def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Jo
             jobs[(run, seed)] = training_job(
                 ctx.repo, directory, f"train {run} seed {seed}", algo=algo, task=exp["task"], seed=seed,
                 num_envs=size["num_envs"], iterations=iterations, device=size["device"],
-                overrides=[f"env.contact_model={spec['contact_model']}", *exp.get("overrides", [])],
+                overrides=[f"env.solver_cfg.contact_model={spec['contact_model']}", *exp.get("overrides", [])],
             )  # fmt: skip
     return jobs
 

@@ -44,8 +44,7 @@ class NewtonDiffSimManager(NewtonManager):
     @classmethod
     def _create_solver(cls, model: Model, solver_cfg: DiffSimSolverCfg) -> SolverMoreauGS:
         """Construct the configured solver (fields re-validated: CLI overrides skip ``__post_init__``)."""
-        solver_cfg.validate_values()
-        return SolverMoreauGS(model, **cls._filter_solver_kwargs(SolverMoreauGS, solver_cfg))
+        return SolverMoreauGS(model, **solver_cfg.solver_kwargs())
 
     @classmethod
     def _build_solver(cls, model: Model, solver_cfg: DiffSimSolverCfg) -> None:

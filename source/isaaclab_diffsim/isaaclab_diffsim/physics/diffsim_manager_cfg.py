@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import inspect
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from isaaclab.utils import configclass
 from isaaclab_newton.physics.newton_manager_cfg import NewtonSolverCfg
 
-from ..solver import ADJOINTS, DEFAULT_ADJOINT, SOFT_CONTACT_KD, SOFT_CONTACT_KE, SOFT_CONTACT_KF
+from ..solver import (
+    ADJOINTS,
+    CONTACT_MODELS,
+    DEFAULT_ADJOINT,
+    DEFAULT_TOLERANCE,
+    SOFT_CONTACT_KD,
+    SOFT_CONTACT_KE,
+    SOFT_CONTACT_KF,
+    SolverMoreauGS,
+)
 
 if TYPE_CHECKING:
     from isaaclab_newton.physics import NewtonManager
@@ -18,7 +28,9 @@ if TYPE_CHECKING:
 class DiffSimSolverCfg(NewtonSolverCfg):
     """:class:`~isaaclab_diffsim.solver.SolverMoreauGS`: Moreau midpoint stepping, projected Gauss-Seidel contact.
 
-    Use as ``NewtonCfg(solver_cfg=DiffSimSolverCfg(...))``. The solver finds ground-plane contacts itself
+    The one declaration of the solver's parameters: Isaac Lab tasks use it as
+    ``NewtonCfg(solver_cfg=DiffSimSolverCfg(...))``, the differentiable env embeds it as ``solver_cfg``, and both
+    build the solver with :meth:`solver_kwargs`. The solver finds ground-plane contacts itself
     (spheres, capsules and boxes on bodies against infinite planes); Newton's collision pipeline is not used.
     """
 
@@ -28,8 +40,8 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     solver_type: str = "diffsim"
     """Solver type metadata (logging only)."""
 
-    contact_model: Literal["smoothed", "hard", "soft"] = "smoothed"
-    """``"smoothed"`` (sigmoid-scaled impulses, the default), ``"hard"`` (plain PGS) or ``"soft"`` (penalty)."""
+    contact_model: str = "smoothed"
+    """One of ``solver.CONTACT_MODELS``: ``"smoothed"`` (sigmoid-scaled impulses, the default), ``"hard"`` (plain PGS) or ``"soft"`` (penalty)."""
 
     kappa: float = 1000.0
     """Sigmoid stiffness of the smoothed model [1/m]: s(d) = 1 / (1 + exp(kappa d))."""
@@ -38,10 +50,18 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     """Contacts with signed distance d <= margin take part [m]. None: 0.02 for smoothed, 0 otherwise."""
 
     iterations: int = 20
-    """Gauss-Seidel sweeps per step (fixed)."""
+    """Most Gauss-Seidel sweeps per step (a world stops earlier once a sweep changes no impulse by ``tolerance``)."""
 
-    adjoint: Literal["unrolled", "implicit"] = DEFAULT_ADJOINT
-    """Gradient of the contact solve: ``"unrolled"`` (reverse mode through every sweep) or ``"implicit"`` (at the
+    tolerance: float = DEFAULT_TOLERANCE
+    """Early exit of the sweeps [N s]: the largest impulse change of a sweep below it ends the world's solve
+    (0: always ``iterations`` sweeps). Ignored by the unrolled adjoint, which replays every sweep."""
+
+    warm_start: bool = False
+    """Start each step's sweeps from the previous step's impulses (when the input state is its output).
+    Ignored by the unrolled adjoint."""
+
+    adjoint: str = DEFAULT_ADJOINT
+    """Gradient of the contact solve, one of ``solver.ADJOINTS``: ``"unrolled"`` (reverse mode through every sweep) or ``"implicit"`` (at the
     converged impulses, independent of the sweep count); see ``SolverMoreauGS``."""
 
     stabilization: float = 0.0
@@ -82,11 +102,13 @@ class DiffSimSolverCfg(NewtonSolverCfg):
             return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
         checks = {
-            "contact_model": self.contact_model in ("smoothed", "hard", "soft"),
+            "contact_model": self.contact_model in CONTACT_MODELS,
             "kappa": finite(self.kappa) and self.kappa > 0.0,
             "margin": self.margin is None or (finite(self.margin) and self.margin >= 0.0),
             "iterations": isinstance(self.iterations, int) and not isinstance(self.iterations, bool)
             and self.iterations >= 1,
+            "tolerance": finite(self.tolerance) and self.tolerance >= 0.0,
+            "warm_start": isinstance(self.warm_start, bool),
             "adjoint": self.adjoint in ADJOINTS,
             "stabilization": finite(self.stabilization) and 0.0 <= self.stabilization <= 1.0,
             "ke": finite(self.ke) and self.ke >= 0.0,
@@ -99,3 +121,9 @@ class DiffSimSolverCfg(NewtonSolverCfg):
         bad = [f"{name}={getattr(self, name)!r}" for name, ok in checks.items() if not ok]
         if bad:
             raise ValueError(f"DiffSimSolverCfg: invalid {', '.join(bad)}")
+
+    def solver_kwargs(self) -> dict:
+        """The fields that are :class:`SolverMoreauGS` arguments (validated first)."""
+        self.validate_values()
+        accepted = set(inspect.signature(SolverMoreauGS.__init__).parameters) - {"self", "model"}
+        return {name: getattr(self, name) for name in accepted if hasattr(self, name)}

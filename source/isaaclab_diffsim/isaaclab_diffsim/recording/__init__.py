@@ -1,6 +1,6 @@
 """Rollout recordings for visual debugging: time-sampled USD with per-foot contact and gradient overlays.
 
-Sits above ``envs`` (it reads a :class:`~isaaclab_diffsim.envs.DiffVelocityEnv`'s model, solver and state) and
+Sits above ``envs`` (it reads a :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv`'s model, solver and state) and
 below ``rl``/``scripts``, which call it. Needs only ``pxr`` (usd-core), no Kit.
 """
 

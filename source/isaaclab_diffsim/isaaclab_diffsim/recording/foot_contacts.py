@@ -1,4 +1,4 @@
-"""Per-foot contact state of a :class:`~isaaclab_diffsim.envs.DiffVelocityEnv` after a step, read from its solver.
+"""Per-foot contact state of a :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv` after a step, read from its solver.
 
 Forces come from the solver's own report (``SolverMoreauGS.update_contacts``: impulse / dt in world frame, the
 last substep of the policy step), signed distances from ``last_contact_distances`` (same substep, midpoint
@@ -52,7 +52,7 @@ class FootContactReader:
         model = env.model
         self._contacts = None
         self._foot_of_candidate = None
-        self._feet = np.asarray(env.info["foot_shapes"]).reshape(env.num_envs, 4)
+        self._feet = np.asarray(env.layout.foot_shapes).reshape(env.num_envs, 4)
         self._state = model.state()
 
     def _ensure_contacts(self, count: int):

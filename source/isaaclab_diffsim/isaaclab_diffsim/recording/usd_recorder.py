@@ -1,4 +1,4 @@
-"""``RolloutRecorder``: a time-sampled USD of a :class:`~isaaclab_diffsim.envs.DiffVelocityEnv` rollout (pxr only).
+"""``RolloutRecorder``: a time-sampled USD of a :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv` rollout (pxr only).
 
 Layout (names in :data:`.schema.SCHEMA`, also stored in the layer's ``customLayerData``)::
 
@@ -49,7 +49,7 @@ class RolloutRecorder:
     """Writes the first ``record_envs`` robots of ``env``, one frame per :meth:`add_step` call.
 
     Args:
-        env: A :class:`~isaaclab_diffsim.envs.DiffVelocityEnv` (its model, solver, state and foot layout are read).
+        env: A :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv` (its model, solver, state and foot layout are read).
         path: Output file (``.usd``, ``.usda`` or ``.usdc``).
         record_envs: How many envs (the first ones) to record.
         geometry: ``"all"`` (every shape on the robot's bodies except sites, whatever its collision flags: the
@@ -84,8 +84,7 @@ class RolloutRecorder:
         world = UsdGeom.Xform.Define(stage, "/World")
         stage.SetDefaultPrim(world.GetPrim())
 
-        info = env.info
-        nb = int(info["bodies_per_world"])
+        nb = env.layout.bodies_per_world
         model = env.model
         self.body_names = [_leaf(label) for label in model.body_label[:nb]]
         if len(set(self.body_names)) != nb:

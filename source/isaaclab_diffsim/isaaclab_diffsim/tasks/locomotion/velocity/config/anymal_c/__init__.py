@@ -18,8 +18,8 @@ _MANAGER_AGENTS = {
 
 # task id -> (env class, env cfg, agent cfgs)
 _TASKS = {
-    "DiffSim-Velocity-Flat-AnymalC-Direct": ("isaaclab_diffsim.envs:DiffVelocityEnv", "flat_diff_env_cfg:AnymalCFlatDiffEnvCfg", _DIRECT_AGENTS),
-    "DiffSim-Velocity-Flat-AnymalC-Direct-Play": ("isaaclab_diffsim.envs:DiffVelocityEnv", "flat_diff_env_cfg:AnymalCFlatDiffEnvCfg_PLAY", _DIRECT_AGENTS),
+    "DiffSim-Velocity-Flat-AnymalC-Direct": ("isaaclab_diffsim.tasks.direct.anymal_c:DiffVelocityEnv", "flat_diff_env_cfg:AnymalCFlatDiffEnvCfg", _DIRECT_AGENTS),
+    "DiffSim-Velocity-Flat-AnymalC-Direct-Play": ("isaaclab_diffsim.tasks.direct.anymal_c:DiffVelocityEnv", "flat_diff_env_cfg:AnymalCFlatDiffEnvCfg_PLAY", _DIRECT_AGENTS),
     "DiffSim-Velocity-Flat-AnymalC": ("isaaclab.envs:ManagerBasedRLEnv", "flat_env_cfg:AnymalCFlatDiffSimEnvCfg", _MANAGER_AGENTS),
     "DiffSim-Velocity-Flat-AnymalC-Play": ("isaaclab.envs:ManagerBasedRLEnv", "flat_env_cfg:AnymalCFlatDiffSimEnvCfg_PLAY", _MANAGER_AGENTS),
 }  # fmt: skip

@@ -2,7 +2,7 @@
 
 from isaaclab.utils import configclass
 
-from isaaclab_diffsim.envs import DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnvCfg
 
 
 @configclass
@@ -17,10 +17,11 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
       for a step, and the critic, fitted on a standing policy, pulls the actor back to standing.
     - ``kp=80``: at ANYdrive's kp 40 the legs sag about 0.6 rad under the robot's weight, and with the trajectory
       generator folding two legs at a time the robot sits down within seconds even with zero actions.
-    - ``kappa=200``: a wider sigmoid than the class default (1000); policies trained with it evaluated better in
+    - ``solver_cfg.kappa=200``: a wider sigmoid than the class default (1000); policies trained with it evaluated better in
       hard contact in our runs.
-    - forward commands only (``lin_vel_y`` and ``ang_vel_z`` fixed at 0): the CPU budget of one hour, and what
-      the evaluation measures. Override ``env.commands.lin_vel_y=(-1.0,1.0)`` etc. for omnidirectional commands.
+    - forward commands only (``lin_vel_y`` and ``ang_vel_z`` fixed at 0, no heading command, no standing envs): the
+      CPU budget of one hour, and what the evaluation measures. Override ``env.commands.lin_vel_y=(-1.0,1.0)``,
+      ``env.commands.heading_command=true`` etc. for Isaac Lab's omnidirectional commands.
 
     The model is built by Isaac Lab (``asset_source="isaaclab"``: InteractiveScene with ``ANYMAL_C_DIFFSIM_CFG``,
     cloner, DiffSim physics manager); ``env.asset_source=urdf`` uses our URDF builder instead (no Isaac Lab
@@ -30,22 +31,25 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
     num_envs: int = 64
     asset_source: str = "isaaclab"
     kp: float = 80.0
-    kappa: float = 200.0
 
     def __post_init__(self):
+        self.solver_cfg.kappa = 200.0
         self.gait.period_s = 0.6
         self.gait.joint_swing_scale = 1.0
         self.commands.lin_vel_y = (0.0, 0.0)
         self.commands.ang_vel_z = (0.0, 0.0)
+        self.commands.heading_command = False
+        self.commands.rel_standing_envs = 0.0
 
 
 @configclass
 class AnymalCFlatDiffEnvCfg_PLAY(AnymalCFlatDiffEnvCfg):
-    """Evaluation: hard contact, forward commands in [-1, 1] m/s only, no pushes."""
+    """Evaluation: hard contact, forward commands in [-1, 1] m/s only, no pushes, no observation noise."""
 
     def __post_init__(self):
         super().__post_init__()
-        self.contact_model = "hard"
+        self.solver_cfg.contact_model = "hard"
         self.commands.lin_vel_y = (0.0, 0.0)
         self.commands.ang_vel_z = (0.0, 0.0)
         self.events.push_velocity = 0.0
+        self.observations.enable_corruption = False

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 from isaaclab.utils import configclass
+from isaaclab.utils.noise import UniformNoiseCfg
 
-from ..solver import ADJOINTS, DEFAULT_ADJOINT
+from ....envs.diff_direct_env import DiffDirectRLEnvCfg
+from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
 
 
 @configclass
@@ -34,22 +36,58 @@ class DiffRewardsCfg:
 
 
 @configclass
+class DiffObservationsCfg:
+    """Observation noise of Isaac Lab's flat velocity MDP: Isaac Lab's noise configs (additive uniform noise, its
+    ``uniform_noise`` function) on the policy's terms, drawn from the env's generator. ``enable_corruption=False``
+    (the -Play config) turns it off; a term set to None has none. The noise is additive, so gradients pass. The
+    ranges are read when the env first corrupts an observation."""
+
+    enable_corruption: bool = True
+    base_lin_vel: UniformNoiseCfg | None = UniformNoiseCfg(n_min=-0.1, n_max=0.1)
+    base_ang_vel: UniformNoiseCfg | None = UniformNoiseCfg(n_min=-0.2, n_max=0.2)
+    projected_gravity: UniformNoiseCfg | None = UniformNoiseCfg(n_min=-0.05, n_max=0.05)
+    joint_pos: UniformNoiseCfg | None = UniformNoiseCfg(n_min=-0.01, n_max=0.01)
+    joint_vel: UniformNoiseCfg | None = UniformNoiseCfg(n_min=-1.5, n_max=1.5)
+
+
+@configclass
 class DiffCommandsCfg:
-    """Uniform base-velocity commands (m/s, m/s, rad/s), resampled at reset and every resampling_time_s."""
+    """Base-velocity commands (m/s, m/s, rad/s) with the semantics of Isaac Lab's ``UniformVelocityCommandCfg``:
+    resampled at reset and every ``resampling_time_s``; with ``heading_command`` a fraction ``rel_heading_envs`` of
+    the envs track a sampled heading, their yaw-rate command being ``clip(heading_control_stiffness *
+    wrap_to_pi(heading - robot heading), ang_vel_z)`` (updated every step, a differentiable function of the state);
+    a fraction ``rel_standing_envs`` of the envs are told to stand (zero command)."""
 
     lin_vel_x: tuple[float, float] = (-1.0, 1.0)
     lin_vel_y: tuple[float, float] = (-1.0, 1.0)
     ang_vel_z: tuple[float, float] = (-1.0, 1.0)
+    heading: tuple[float, float] = (-math.pi, math.pi)
     resampling_time_s: float = 10.0
+    heading_command: bool = True
+    heading_control_stiffness: float = 0.5
+    rel_heading_envs: float = 1.0
+    rel_standing_envs: float = 0.02
 
 
 @configclass
 class DiffEventsCfg:
-    """Domain randomization: startup friction/mass per env, reset pose/velocity, interval pushes."""
+    """Domain randomization: startup friction, base mass and base CoM per env, reset pose/velocity, interval pushes.
+
+    With ``asset_source="isaaclab"`` the startup and reset terms run Isaac Lab's own event functions on the scene's
+    ``Articulation`` through Isaac Lab's ``EventManager`` (``randomize_rigid_body_material`` on the feet,
+    ``randomize_rigid_body_mass`` with ``operation="add"`` and ``recompute_inertia=True``, ``randomize_rigid_body_com``,
+    ``reset_root_state_uniform``, ``reset_joints_by_scale``; the ranges below are their parameters). The builder-made
+    models (``"urdf"``, ``"usd"``) have no Articulation; the env applies the same randomisations and resets itself.
+    Pushes are the env's own on every source: the velocity change is added inside the autograd graph.
+    """
 
     foot_friction_range: tuple[float, float] = (0.8, 0.8)
+    """Friction coefficient of the feet, per env (``static_friction_range``; Newton has one coefficient)."""
     base_mass_add_range: tuple[float, float] = (-5.0, 5.0)
-    """Added to the base's mass [kg] per env at startup; the env refuses a range that makes a mass <= 0."""
+    """Added to the base's mass [kg] per env at startup (``mass_distribution_params``); the base's inertia is scaled
+    by the same ratio. The env refuses a range that makes a mass <= 0."""
+    base_com_range: dict[str, tuple[float, float]] = {"x": (-0.05, 0.05), "y": (-0.05, 0.05), "z": (-0.01, 0.01)}
+    """Offset [m] added to the base's centre of mass per env at startup (``com_range``; Isaac Lab's flat task)."""
     reset_base_velocity: float = 0.5
     reset_joint_scale_range: tuple[float, float] = (0.5, 1.5)
     push_interval_s: tuple[float, float] = (10.0, 15.0)
@@ -82,15 +120,17 @@ class DiffGaitCfg:
 
 
 @configclass
-class DiffVelocityEnvCfg:
+class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     """ANYmal C on SolverMoreauGS: 48-d observation, 12 joint-position-target actions, policy at 50 Hz.
 
-    The contact model and its parameters are fields, so a policy trained in "smoothed" contact can be
-    evaluated in "hard" contact by overriding ``contact_model``.
+    The solver's parameters are one embedded :class:`DiffSimSolverCfg` (``solver_cfg``), the same config Isaac Lab
+    tasks on this backend use, so a policy trained in "smoothed" contact can be evaluated in "hard" contact by
+    overriding ``solver_cfg.contact_model``.
     """
 
-    num_envs: int = 64
-    device: str = "cpu"
+    observation_space: int = 48
+    """Isaac Lab's flat-MDP terms; the optional gait clock appends 2 (``env.num_obs``)."""
+    action_space: int = 12
     asset_source: str = "urdf"
     """Where the model comes from:
 
@@ -99,33 +139,26 @@ class DiffVelocityEnvCfg:
       bodies, masses and kinematics, legs in Isaac Lab's joint order LF, LH, RF, RH instead of LF, RF, LH, RH);
     - ``"isaaclab"``: Isaac Lab builds it: an ``InteractiveScene`` with ``ANYMAL_C_DIFFSIM_CFG`` and the local
       ground, cloned into one Newton world per env and finalized by the DiffSim physics manager
-      (:class:`~isaaclab_diffsim.envs.scene_model.AnymalCScene`; 17 bodies per robot, feet on fixed joints, Isaac
+      (:class:`~isaaclab_diffsim.tasks.direct.anymal_c.scene_model.AnymalCScene`; 17 bodies per robot, feet on fixed joints, Isaac
       Lab's joint order). Isaac Lab's simulation context is a singleton: one such env per process, ``close()``
       releases it.
     """
-    seed: int = 42
     env_spacing: float = 2.5
     """Distance [m] between neighbouring robots on Isaac Lab's env-origin grid (``isaaclab.cloner.grid_transforms``,
     as ``InteractiveSceneCfg.env_spacing``): where recordings and visualizers show each robot (``env.env_origins``,
     ``env.joint_q_w()``). The physics runs in each env's own frame, so it does not depend on it."""
-    episode_length_s: float = 20.0
-    decimation: int = 4
-    sim_dt: float = 0.005
     action_scale: float = 0.5
     # ANYdrive as a DC motor: PD gains, peak torque at zero speed, effort limit from the URDF (80 N m)
     kp: float = 40.0
     kd: float = 5.0
-    actuator_saturation: float = 120.0
-    # contact model (SolverMoreauGS arguments)
-    contact_model: str = "smoothed"
-    kappa: float = 1000.0
-    margin: float | None = None
-    iterations: int = 20
-    adjoint: str = DEFAULT_ADJOINT
+    solver_cfg: DiffSimSolverCfg = DiffSimSolverCfg(actuator_saturation=120.0)
+    """SolverMoreauGS's parameters: contact model, kappa, margin, sweeps, adjoint, and the ANYdrive's DC-motor
+    torque-speed envelope (``actuator_saturation``, peak torque [N m] at zero speed)."""
     # terminations (failures): base below this height [m], or tilted so that gravity's z in the base frame > this
     min_base_height: float = 0.3
     max_gravity_z: float = -0.5
     init_base_height: float = 0.6
+    observations: DiffObservationsCfg = DiffObservationsCfg()
     rewards: DiffRewardsCfg = DiffRewardsCfg()
     commands: DiffCommandsCfg = DiffCommandsCfg()
     events: DiffEventsCfg = DiffEventsCfg()
@@ -135,18 +168,14 @@ class DiffVelocityEnvCfg:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
         if self.asset_source not in ("urdf", "usd", "isaaclab"):
             raise ValueError(f"asset_source must be urdf, usd or isaaclab, got {self.asset_source!r}")
-        if self.adjoint not in ADJOINTS:
-            raise ValueError(f"adjoint must be one of {ADJOINTS}, got {self.adjoint!r}")
-        if self.contact_model not in ("smoothed", "hard", "soft"):
-            raise ValueError(f"contact_model must be smoothed, hard or soft, got {self.contact_model!r}")
-        positive = {
-            "num_envs": self.num_envs,
-            "episode_length_s": self.episode_length_s,
-            "decimation": self.decimation,
-            "sim_dt": self.sim_dt,
-            "kappa": self.kappa,
-            "iterations": self.iterations,
-        }
+        super().validate_values()
+        if (self.observation_space, self.action_space) != (48, 12):
+            raise ValueError(f"observation_space and action_space are fixed by the task at 48 and 12, got "
+                             f"{self.observation_space!r}, {self.action_space!r}")
+        if self.solver_cfg.actuator_saturation <= 0:
+            raise ValueError(f"solver_cfg.actuator_saturation must be > 0 (the ANYdrive's envelope), got "
+                             f"{self.solver_cfg.actuator_saturation!r}")
+        positive = {}
         if self.gait.period_s < 0 or self.gait.swing_height < 0:
             raise ValueError(f"gait.period_s and gait.swing_height must be >= 0, got {self.gait.period_s!r}, "
                              f"{self.gait.swing_height!r}")
@@ -158,7 +187,6 @@ class DiffVelocityEnvCfg:
         positive.update({
             "kp": self.kp,
             "action_scale": self.action_scale,
-            "actuator_saturation": self.actuator_saturation,
             "rewards.tracking_std": self.rewards.tracking_std,  # 0 divides by zero in the tracking rewards
             "commands.resampling_time_s": self.commands.resampling_time_s,
             "init_base_height": self.init_base_height,
@@ -180,11 +208,19 @@ class DiffVelocityEnvCfg:
             "commands.lin_vel_x": self.commands.lin_vel_x,
             "commands.lin_vel_y": self.commands.lin_vel_y,
             "commands.ang_vel_z": self.commands.ang_vel_z,
+            "commands.heading": self.commands.heading,
             "events.foot_friction_range": self.events.foot_friction_range,
             "events.base_mass_add_range": self.events.base_mass_add_range,
             "events.reset_joint_scale_range": self.events.reset_joint_scale_range,
             "events.push_interval_s": self.events.push_interval_s,
         }
+        for name in ("rel_heading_envs", "rel_standing_envs"):
+            value = getattr(self.commands, name)
+            if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
+                raise ValueError(f"commands.{name} must be in [0, 1], got {value!r}")
+        if set(self.events.base_com_range) - {"x", "y", "z"}:
+            raise ValueError(f"events.base_com_range takes the keys x, y, z, got {self.events.base_com_range!r}")
+        ranges.update({f"events.base_com_range.{k}": v for k, v in self.events.base_com_range.items()})
         for name, r in ranges.items():
             if not (len(r) == 2 and all(isinstance(x, (int, float)) and math.isfinite(x) for x in r) and r[0] <= r[1]):
                 raise ValueError(f"{name} must be (low, high) with finite low <= high, got {r!r}")

@@ -1,0 +1,1 @@
+"""Direct-style differentiable tasks (like Isaac Lab's ``direct`` tasks), on :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv`."""

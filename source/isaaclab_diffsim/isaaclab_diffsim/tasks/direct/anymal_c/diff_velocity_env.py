@@ -1,0 +1,430 @@
+"""Differentiable ANYmal C flat velocity-tracking task on :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv`.
+
+Observations, rewards and terminations follow Isaac Lab's flat ANYmal C velocity MDP; the actuator is the ANYdrive
+DC motor the solver applies (its torque is recomputed here in torch for the torque reward). See ``docs/tasks.md``
+for what differs from Isaac Lab's task and why.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import warp as wp
+
+from ....assets.anymal_c import build_anymal_c_model
+from ....envs.diff_direct_env import DiffDirectRLEnv
+from isaaclab.utils.math import wrap_to_pi
+from isaaclab.utils.noise import UniformNoiseCfg
+
+from ....envs.seeding import global_rng_seeded
+from ....envs.rotations import quat_rotate, quat_rotate_inverse, yaw_quat
+from ....solver import SolverMoreauGS
+from .diff_velocity_env_cfg import DiffVelocityEnvCfg
+
+NQ, ND, NLEG = 19, 18, 12
+
+
+class DiffVelocityEnv(DiffDirectRLEnv):
+    """ANYmal C: obs (N, 48), actions (N, 12) joint-position offsets (scaled by ``action_scale``).
+
+    With the optional gait clock (``cfg.gait.period_s > 0``) the observation has 50 entries: (sin, cos) of the phase
+    are appended.
+    """
+
+    cfg_class = DiffVelocityEnvCfg
+    num_actions = NLEG
+    STATE_FIELDS = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time",
+                    "push_time", "heading_target", "is_heading_env", "is_standing_env")  # fmt: skip
+
+    def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
+        """``cfg`` None: the task's registered config when gymnasium passes ``env_cfg_entry_point`` (``gym.make(id)``),
+        else the class defaults. Other keyword arguments override config fields (``gym.make(id, num_envs=4)``)."""
+        self.isaaclab_scene = None
+        super().__init__(cfg, render_mode, **overrides)
+        cfg, n, dev = self.cfg, self.num_envs, self.device
+        model, layout = self.model, self.layout
+        self.default_q = self.q[0].clone()
+        self.env_origins = self._env_origins()
+        self.default_leg = self.q[0, 7:].clone()
+        self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(n, ND)[0, 6:].clone()
+        self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(n, ND)[0, 6:].clone()
+        self._apply_startup_events()
+        self.foot_bodies = torch.as_tensor(layout.foot_bodies, device=dev).long()
+        self.foot_centers = torch.tensor(layout.foot_centers, device=dev).repeat(n, 1)
+        self.gait_offsets = torch.tensor(cfg.gait.phase_offsets, device=dev)
+        self.joint_legs = torch.tensor(layout.joint_legs(), device=dev)
+        self.foot_radius = layout.foot_radius
+
+        self.qd = torch.zeros(n, ND, device=dev)
+        self.last_actions = torch.zeros(n, NLEG, device=dev)
+        self.commands = torch.zeros(n, 3, device=dev)
+        self.heading_target = torch.zeros(n, device=dev)
+        self.is_heading_env = torch.zeros(n, dtype=torch.bool, device=dev)
+        self.is_standing_env = torch.zeros(n, dtype=torch.bool, device=dev)
+        self.command_time = torch.zeros(n, device=dev)
+        self.push_time = torch.zeros(n, device=dev)
+        self.feet_air_time = torch.zeros(n, 4, device=dev)
+        self.term_names = [k for k in vars(cfg.rewards) if not k.startswith(("tracking_std", "feet_air_time_"))]
+        if cfg.gait.period_s > 0:
+            self.term_names.append("gait_foot_height_l2")
+        self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
+        self._base_cache = None
+        self._obs_noise: UniformNoiseCfg | None = None
+        """The observation noise (built from ``cfg.observations`` at its first use)."""
+
+    def _setup_scene(self):
+        """The ANYmal C worlds: Isaac Lab's scene (``asset_source="isaaclab"``, the solver is its physics manager's)
+        or our builder (``"urdf"``, ``"usd"``)."""
+        cfg = self.cfg
+        if cfg.asset_source == "isaaclab":
+            from .scene_model import AnymalCScene
+
+            self.isaaclab_scene = AnymalCScene(
+                cfg.num_envs, str(self.device), cfg.sim_dt, kp=cfg.kp, kd=cfg.kd, base_height=cfg.init_base_height,
+                solver_cfg=cfg.solver_cfg, env_spacing=cfg.env_spacing,
+            )
+            scene = self.isaaclab_scene
+            return scene.model, scene.layout, scene.solver  # the physics manager's solver: one per model
+        model, layout = build_anymal_c_model(
+            num_worlds=cfg.num_envs, device=str(self.device), kp=cfg.kp, kd=cfg.kd,
+            base_height=cfg.init_base_height, requires_grad=True, source=cfg.asset_source,
+        )
+        return model, layout, SolverMoreauGS(model, **cfg.solver_cfg.solver_kwargs())
+
+    def _num_observations(self) -> int:
+        return int(self.cfg.observation_space) + (2 if self.cfg.gait.period_s > 0 else 0)
+
+    def close(self) -> None:
+        """Release the Isaac Lab simulation context of ``asset_source='isaaclab'`` (nothing otherwise)."""
+        if self.isaaclab_scene is not None:
+            self.isaaclab_scene.close()
+            self.isaaclab_scene = None
+
+    def set_contact_model(self, contact_model: str, kappa: float | None = None) -> None:
+        """Switch the solver's contact model (e.g. evaluate a smoothed-trained policy in hard contact): the model's
+        solver is replaced (in the Isaac Lab scene's physics manager too), never doubled."""
+        self.cfg.solver_cfg.contact_model = contact_model
+        if kappa is not None:
+            self.cfg.solver_cfg.kappa = kappa
+        self.cfg.validate_values()
+        solver = SolverMoreauGS(self.model, **self.cfg.solver_cfg.solver_kwargs())
+        if self.isaaclab_scene is not None:
+            self.isaaclab_scene.set_solver(solver)
+        self.sim.solver = solver
+
+    # ------------------------------------------------------------------ DirectRLEnv hooks
+    def _pre_physics_step(self, actions: torch.Tensor) -> None:
+        """Joint targets: default pose + action_scale * actions (+ the trajectory generator's offsets)."""
+        self.actions = actions
+        targets_leg = self.default_leg + self.cfg.action_scale * actions
+        if self.cfg.gait.joint_swing_scale > 0:
+            targets_leg = targets_leg + self.trajectory_generator_offsets()
+        self._targets_leg = targets_leg
+        self._prev_qd_leg = self.qd[:, 6:]
+
+    def _apply_action(self) -> torch.Tensor:
+        return torch.cat([self.q.new_zeros(self.num_envs, 7), self._targets_leg], dim=1)
+
+    def _get_dones(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Failures (base below ``min_base_height`` or tilted past ``max_gravity_z``) and time-outs (bool: no graph)."""
+        proj_g = self._base()[2]
+        self.reset_terminated = (self.q[:, 2] < self.cfg.min_base_height) | (proj_g[:, 2] > self.cfg.max_gravity_z)
+        with torch.no_grad():
+            self.reset_time_outs = self.episode_length_buf >= self.max_episode_length
+        return self.reset_terminated, self.reset_time_outs
+
+    def _get_rewards(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        reward, terms = self._rewards(self.q, self.qd, self._base(), self._prev_qd_leg, self.actions,
+                                      self._targets_leg, self.body_q)  # fmt: skip
+        penalty = self.cfg.rewards.termination_penalty
+        if penalty != 0.0:  # Isaac Lab's is_terminated term; constant per failure, so no gradient
+            terms["termination_penalty"] = penalty * self.reset_terminated.float() * self.step_dt
+            reward = reward + terms["termination_penalty"]
+        self.last_actions = self.actions  # the action rate of the next step, and the observation's last action
+        self._update_commands()  # for the observation, as Isaac Lab's command manager does before it
+        return reward, terms
+
+    def _get_observations(self) -> torch.Tensor:
+        return self._observations(self.q, self.qd, self.last_actions, self._base())
+
+    def _reset_idx(self, envs: torch.Tensor) -> None:
+        with torch.no_grad():
+            q_new, qd_new = self._sample_reset_state(envs)
+        d = envs[:, None]
+        self.q = torch.where(d, q_new, self.q)
+        self.qd = torch.where(d, qd_new, self.qd)
+        self._reset_buffers(envs)
+
+    def _apply_interval_events(self) -> bool:
+        return self._interval_events()
+
+    def _base(self):
+        """Base frame quantities of the current (q, qd), computed once per state."""
+        cache = self._base_cache
+        if cache is None or cache[0] is not self.q or cache[1] is not self.qd:
+            self._base_cache = cache = (self.q, self.qd, self._base_frame(self.q, self.qd))
+        return cache[2]
+
+    # ------------------------------------------------------------------ MDP
+    @staticmethod
+    def _base_frame(q, qd):
+        """Base linear and angular velocity and projected gravity, in the base frame."""
+        quat = q[:, 3:7]
+        lin_b = quat_rotate_inverse(quat, qd[:, 0:3])
+        ang_b = quat_rotate_inverse(quat, qd[:, 3:6])
+        proj_g = quat_rotate_inverse(quat, q.new_tensor([0.0, 0.0, -1.0]).expand(q.shape[0], 3))
+        return lin_b, ang_b, proj_g
+
+    def _observations(self, q, qd, last_actions, base=None):
+        lin_b, ang_b, proj_g = base if base is not None else self._base_frame(q, qd)
+        obs = torch.cat([lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions], 1)
+        if self.cfg.observations.enable_corruption:
+            obs = self._corrupt(obs)
+        if self.cfg.gait.period_s > 0:
+            angle = 2.0 * math.pi * self._gait_phase()
+            obs = torch.cat([obs, torch.sin(angle)[:, None], torch.cos(angle)[:, None]], 1)
+        return obs
+
+    NOISY_TERMS = {"base_lin_vel": slice(0, 3), "base_ang_vel": slice(3, 6), "projected_gravity": slice(6, 9),
+                   "joint_pos": slice(12, 24), "joint_vel": slice(24, 36)}  # fmt: skip
+    """Observation entries of the terms ``cfg.observations`` can corrupt (commands and last actions: none)."""
+
+    def _observation_noise(self) -> UniformNoiseCfg:
+        """The terms' noise configs as one Isaac Lab ``UniformNoiseCfg`` over the 48 entries (per-entry bounds, 0
+        where a term has none), so one call of its function corrupts the whole observation."""
+        lo, hi = torch.zeros(48, device=self.device), torch.zeros(48, device=self.device)
+        for name, entries in self.NOISY_TERMS.items():
+            noise = getattr(self.cfg.observations, name)
+            if noise is None:
+                continue
+            if not isinstance(noise, UniformNoiseCfg) or noise.operation != "add":
+                raise ValueError(f"observations.{name}: only additive UniformNoiseCfg is supported, got {noise!r}")
+            lo[entries], hi[entries] = float(noise.n_min), float(noise.n_max)
+        return UniformNoiseCfg(n_min=lo, n_max=hi)
+
+    def _corrupt(self, obs: torch.Tensor) -> torch.Tensor:
+        """Isaac Lab's ``uniform_noise`` on the observation. It draws from torch's global generator, which is seeded
+        from the env's generator for the call and restored afterwards, so the env stays reproducible."""
+        if self._obs_noise is None:
+            self._obs_noise = self._observation_noise()
+        seed = int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
+        with global_rng_seeded(self.device, seed):
+            return self._obs_noise.func(obs, self._obs_noise)
+
+    def _gait_phase(self) -> torch.Tensor:
+        """Gait clock in [0, 1): episode time over the gait period (restarts at every reset)."""
+        return torch.remainder(self.episode_length_buf.float() * self.step_dt / self.cfg.gait.period_s, 1.0)
+
+    def trajectory_generator_offsets(self) -> torch.Tensor:
+        """Joint-target offsets (num_envs, 12) of the gait's trajectory generator at the current state's phase:
+        ``joint_swing_scale * max(sin(2 pi phase_f), 0) * default_leg`` for the joints of leg f."""
+        return self.cfg.gait.joint_swing_scale * self._swing_profile(0)[:, self.joint_legs] * self.default_leg
+
+    def _swing_profile(self, steps_ahead: int) -> torch.Tensor:
+        """Per foot (num_envs, 4; legs LF, RF, LH, RH) ``max(sin(2 pi phase_f), 0)``: a half sine during the swing
+        half of the foot's cycle, 0 in stance, at the clock of the state ``steps_ahead`` steps from now."""
+        t = (self.episode_length_buf.float() + steps_ahead) * self.step_dt / self.cfg.gait.period_s
+        phase = torch.remainder(t[:, None] + self.gait_offsets, 1.0)
+        return torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)
+
+    def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
+        """Height of each foot sphere's lowest point above the ground, (num_envs, 4) in leg order LF, RF, LH, RH."""
+        pose = body_q[self.foot_bodies.reshape(-1)]
+        centre = pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)
+        return centre[:, 2].view(self.num_envs, 4) - self.foot_radius
+
+    def _gait_foot_height_error(self, body_q: torch.Tensor) -> torch.Tensor:
+        """Sum over feet of (foot height - reference)^2; the reference is a half sine during swing, 0 in stance.
+
+        The phase is that of the state reached by this step (rewards are computed after the episode clock advanced)."""
+        ref = self.cfg.gait.swing_height * self._swing_profile(0)
+        return ((self.foot_heights(body_q) - ref) ** 2).sum(1)
+
+    def _torques(self, q, qd, targets_leg):
+        """ANYdrive DC-motor torque (PD clipped by the torque-speed envelope), as the solver applies it."""
+        v = qd[:, 6:]
+        tau = self.cfg.kp * (targets_leg - q[:, 7:]) - self.cfg.kd * v
+        sat = self.cfg.solver_cfg.actuator_saturation
+        hi = torch.minimum(self.effort_limit, sat * (1.0 - v / self.velocity_limit))
+        lo = torch.maximum(-self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
+        return torch.minimum(torch.maximum(tau, lo), hi)
+
+    def _rewards(self, q, qd, base, prev_qd_leg, actions, targets_leg, body_q):
+        w = self.cfg.rewards
+        lin_b, ang_b, proj_g = base
+        var = w.tracking_std**2
+        terms = {
+            "track_lin_vel_xy_exp": torch.exp(-((self.commands[:, :2] - lin_b[:, :2]) ** 2).sum(1) / var),
+            "track_ang_vel_z_exp": torch.exp(-((self.commands[:, 2] - ang_b[:, 2]) ** 2) / var),
+            "lin_vel_z_l2": lin_b[:, 2] ** 2,
+            "ang_vel_xy_l2": (ang_b[:, :2] ** 2).sum(1),
+            "dof_torques_l2": (self._torques(q, qd, targets_leg) ** 2).sum(1),
+            "dof_acc_l2": (((qd[:, 6:] - prev_qd_leg) / self.step_dt) ** 2).sum(1),
+            "action_rate_l2": ((actions - self.last_actions) ** 2).sum(1),
+            "feet_air_time": self._feet_air_time(),
+            "flat_orientation_l2": (proj_g[:, :2] ** 2).sum(1),
+        }
+        terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
+        if self.cfg.gait.period_s > 0:
+            error = self._gait_foot_height_error(body_q)
+            terms["gait_foot_height_l2"] = self.cfg.gait.foot_height_weight * error * self.step_dt
+        return sum(terms.values()), terms
+
+    @torch.no_grad()
+    def _feet_air_time(self):
+        """Isaac Lab's feet_air_time: on touchdown, reward air time minus the threshold (gradient stopped)."""
+        impulses = self.sim.last_contact_impulses().view(self.num_envs, 4, 3)
+        contact = impulses[..., 0] > 1.0 * self.cfg.sim_dt  # 1 N, like Isaac Lab's contact sensor threshold
+        first_contact = contact & (self.feet_air_time > 0.0)
+        reward = ((self.feet_air_time - self.cfg.rewards.feet_air_time_threshold) * first_contact).sum(1)
+        self.feet_air_time = torch.where(contact, torch.zeros_like(self.feet_air_time), self.feet_air_time + self.step_dt)
+        return reward * (self.commands[:, :2].norm(dim=1) > 0.1)
+
+    # ------------------------------------------------------------------ resets and events
+    def joint_q_w(self) -> torch.Tensor:
+        """Joint coordinates with each robot's base moved to its env origin (world frame, what viewers show), detached.
+
+        The physics runs in each env's own frame (``q``: every base above the world origin), so float32 positions
+        stay small and the rollout and its gradients do not depend on where a robot is shown."""
+        q = self.q.detach().clone()
+        q[:, 0:3] += self.env_origins
+        return q
+
+    def _env_origins(self) -> torch.Tensor:
+        """(num_envs, 3) env origins [m]: the Isaac Lab scene's, or the same grid (``cfg.env_spacing``) for the
+        builder-made models."""
+        if self.isaaclab_scene is not None:
+            return self.isaaclab_scene.env_origins.to(self.device)
+        from isaaclab.cloner import grid_transforms
+
+        return torch.as_tensor(grid_transforms(self.num_envs, self.cfg.env_spacing)[0], device=self.device)
+
+    def _sample_reset_state(self, envs: torch.Tensor):
+        """Reset joint state (rows outside the bool mask ``envs`` are to be ignored). ``asset_source="isaaclab"``:
+        Isaac Lab's ``reset_root_state_uniform`` and ``reset_joints_by_scale`` on the scene's Articulation (seeded from
+        the env's generator); otherwise the same distributions drawn here (joints not clamped to soft limits)."""
+        if self.isaaclab_scene is not None:
+            seed = int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
+            q, qd = self.isaaclab_scene.apply_reset_events(envs, seed, self.common_step_counter)
+            return q.to(self.device), qd.to(self.device)
+        n, ev = self.num_envs, self.cfg.events
+        q = self.default_q.expand(n, NQ).clone()
+        yaw = self._uniform((n,), -math.pi, math.pi)
+        q[:, 3:7] = yaw_quat(yaw)
+        q[:, 7:] = self.default_leg * self._uniform((n, NLEG), *ev.reset_joint_scale_range)
+        qd = torch.zeros(n, ND, device=self.device)
+        qd[:, :6] = self._uniform((n, 6), -ev.reset_base_velocity, ev.reset_base_velocity)
+        return q, qd
+
+    def _sample_commands(self, envs: torch.Tensor) -> None:
+        """Resample the commands of the envs in the mask ``envs`` (Isaac Lab's draws: velocities, heading, whether
+        the env tracks a heading, whether it stands)."""
+        c, n = self.cfg.commands, self.num_envs
+        with torch.no_grad():
+            sampled = torch.stack(
+                [self._uniform((n,), *c.lin_vel_x), self._uniform((n,), *c.lin_vel_y), self._uniform((n,), *c.ang_vel_z)], 1
+            )
+            if c.heading_command:
+                heading = self._uniform((n,), *c.heading)
+                is_heading = self._uniform((n,), 0.0, 1.0) <= c.rel_heading_envs
+            if c.rel_standing_envs > 0.0:
+                is_standing = self._uniform((n,), 0.0, 1.0) <= c.rel_standing_envs
+        self.commands = torch.where(envs[:, None], sampled, self.commands)
+        if c.heading_command:
+            self.heading_target = torch.where(envs, heading, self.heading_target)
+            self.is_heading_env = torch.where(envs, is_heading, self.is_heading_env)
+        if c.rel_standing_envs > 0.0:
+            self.is_standing_env = torch.where(envs, is_standing, self.is_standing_env)
+
+    def _update_commands(self) -> None:
+        """Isaac Lab's per-step command update: heading envs get the yaw rate that turns them to their heading (a
+        function of the state, so the gradient flows through it), standing envs a zero command."""
+        c = self.cfg.commands
+        if c.heading_command:
+            x, y, z, w = self.q[:, 3:7].unbind(1)
+            # Isaac Lab's ArticulationData.heading_w: the yaw of the base's x axis, atan2(R[1, 0], R[0, 0])
+            heading_w = torch.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+            yaw_rate = torch.clip(c.heading_control_stiffness * wrap_to_pi(self.heading_target - heading_w),
+                                  min=c.ang_vel_z[0], max=c.ang_vel_z[1])  # fmt: skip
+            self.commands = torch.cat(
+                [self.commands[:, :2], torch.where(self.is_heading_env, yaw_rate, self.commands[:, 2])[:, None]], 1
+            )
+        if c.rel_standing_envs > 0.0:
+            self.commands = self.commands * (~self.is_standing_env)[:, None]
+
+    def _reset_buffers(self, envs: torch.Tensor):
+        self._sample_commands(envs)
+        e = envs[:, None]
+        self.last_actions = torch.where(e, torch.zeros_like(self.last_actions), self.last_actions)
+        self.feet_air_time = torch.where(e, torch.zeros_like(self.feet_air_time), self.feet_air_time)
+        self.episode_length_buf[envs] = 0
+        self.command_time[envs] = 0.0
+        self.push_time[envs] = self._uniform((int(envs.sum()),), *self.cfg.events.push_interval_s)
+        for v in self.episode_sums.values():
+            v[envs] = 0.0
+        self._update_commands()
+
+    def _interval_events(self) -> bool:
+        """Command resampling and pushes; returns whether either happened (the observation is then stale).
+
+        A push adds a velocity to ``qd`` outside ``no_grad``: the kick is a constant, so the gradient flows
+        through the pushed state (cutting it there would drop the velocity gradient of every env)."""
+        with torch.no_grad():
+            self.command_time += self.step_dt
+            resample = self.command_time >= self.cfg.commands.resampling_time_s
+            changed = bool(resample.any())
+            kick = self._resample_and_sample_pushes(resample)
+        if changed:
+            self._update_commands()  # outside no_grad: heading commands are functions of the state
+        if kick is not None:
+            self.qd = self.qd + kick
+            changed = True
+        return changed
+
+    @torch.no_grad()
+    def _resample_and_sample_pushes(self, resample: torch.Tensor) -> torch.Tensor | None:
+        """Resample the due commands; return the velocity change of the pushed envs (None if none is pushed)."""
+        if resample.any():
+            self._sample_commands(resample)
+            self.command_time[resample] = 0.0
+        self.push_time -= self.step_dt
+        push = self.push_time <= 0.0
+        if push.any() and self.cfg.events.push_velocity > 0.0:
+            kick = torch.zeros_like(self.qd)
+            v = self.cfg.events.push_velocity
+            kick[:, 0:2] = self._uniform((self.num_envs, 2), -v, v)
+            self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
+            return kick * push[:, None]
+        return None
+
+    @torch.no_grad()
+    def _apply_startup_events(self):
+        """Per-env foot friction, base mass (inertia scaled alike) and base CoM, written into the model, which the
+        solver reads. ``asset_source="isaaclab"``: Isaac Lab's event functions on the scene's Articulation."""
+        ev, n = self.cfg.events, self.num_envs
+        mass = wp.to_torch(self.model.body_mass, requires_grad=False)
+        base = torch.as_tensor(self.layout.base_body, device=self.device).long()
+        lightest = float(mass[base].min()) + ev.base_mass_add_range[0]
+        if lightest <= 0.0:
+            raise ValueError(f"events.base_mass_add_range {ev.base_mass_add_range!r} can make the base mass {lightest:g}"
+                             " kg (must stay > 0)")
+        if self.isaaclab_scene is not None:
+            self.isaaclab_scene.build_event_manager(ev)
+            self.isaaclab_scene.apply_startup_events(seed=self.cfg.seed)
+            return
+        mu = wp.to_torch(self.model.shape_material_mu, requires_grad=False)
+        feet = torch.as_tensor(self.layout.foot_shapes, device=self.device).long()
+        mu[feet.reshape(-1)] = self._uniform((n, 1), *ev.foot_friction_range).expand(n, 4).reshape(-1)
+        new_mass = mass[base] + self._uniform((n,), *ev.base_mass_add_range)
+        inertia = wp.to_torch(self.model.body_inertia, requires_grad=False)
+        inertia[base] *= (new_mass / mass[base])[:, None, None]  # a uniform-density body: I scales with m
+        mass[base] = new_mass
+        inv_mass = wp.to_torch(self.model.body_inv_mass, requires_grad=False)
+        inv_mass[base] = 1.0 / new_mass
+        inv_inertia = wp.to_torch(self.model.body_inv_inertia, requires_grad=False)
+        inv_inertia[base] = torch.linalg.inv(inertia[base])
+        com = wp.to_torch(self.model.body_com, requires_grad=False)
+        lo = torch.tensor([ev.base_com_range.get(k, (0.0, 0.0))[0] for k in "xyz"], device=self.device)
+        hi = torch.tensor([ev.base_com_range.get(k, (0.0, 0.0))[1] for k in "xyz"], device=self.device)
+        com[base] += self._uniform((n, 3), 0.0, 1.0) * (hi - lo) + lo
