@@ -63,7 +63,7 @@ def test_model_and_solver_changes_recapture(device):
     solver each trigger a fresh capture, so replay stays bitwise equal to eager stepping."""
     (graph, eager), info = pair(device)
     q, qd = graph.default_state()
-    base = torch.as_tensor(info["base_body"], device=device).long()
+    base = torch.as_tensor(info.base_body, device=device).long()
     a, qa, qda = run(graph, q, qd, 3)
     b, qb, qdb = run(eager, q, qd, 3)
     assert_bitwise(a, b)
@@ -100,7 +100,7 @@ def test_gradients_flow_and_tapes_see_every_launch(device):
     q, qd = graph.default_state()
     run(graph, q, qd, 3)
     assert graph.forward.captures == 1
-    base = int(info["base_body"][0])
+    base = int(info.base_body[0])
     grads = []
     for sim in (graph, eager):
         target = q.clone().requires_grad_(True)

@@ -39,10 +39,20 @@ class DiffSimulator:
     def __init__(self, model: newton.Model, solver: SolverMoreauGS | None = None, substeps: int = 4,
                  dt: float = 0.005, capture_forward: bool = True, **solver_kwargs):  # fmt: skip
         self.model = model
+        self.forward = ForwardStepper(model, capture=capture_forward)
         self.solver = solver if solver is not None else SolverMoreauGS(model, **solver_kwargs)
         self.substeps, self.dt = int(substeps), float(dt)
         self.device = torch.device(wp.device_to_torch(model.device))
-        self.forward = ForwardStepper(model, capture=capture_forward)
+
+    @property
+    def solver(self) -> SolverMoreauGS:
+        """The solver stepped; assigning another one drops the graph captured for the old one (and its reference)."""
+        return self._solver
+
+    @solver.setter
+    def solver(self, solver: SolverMoreauGS) -> None:
+        self._solver = solver
+        self.forward.invalidate()
 
     def notify_model_changed(self, flags: int = 0) -> None:
         """Forward a model change to the solver (layout rebuilt) and drop the captured forward graph."""
