@@ -391,8 +391,13 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.push_time -= self.step_dt
         push = self.push_time <= 0.0
         if push.any() and self.cfg.events.push_velocity > 0.0:
-            kick = torch.zeros_like(self.qd)
             v = self.cfg.events.push_velocity
+            if self.isaaclab_scene is not None:  # Isaac Lab's push_by_setting_velocity on the Articulation
+                seed = int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
+                kick = self.isaaclab_scene.apply_push(push, v, seed).to(self.device)
+                self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
+                return kick
+            kick = torch.zeros_like(self.qd)
             kick[:, 0:2] = self._uniform((self.num_envs, 2), -v, v)
             self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
             return kick * push[:, None]

@@ -76,9 +76,10 @@ class DiffEventsCfg:
     With ``asset_source="isaaclab"`` the startup and reset terms run Isaac Lab's own event functions on the scene's
     ``Articulation`` through Isaac Lab's ``EventManager`` (``randomize_rigid_body_material`` on the feet,
     ``randomize_rigid_body_mass`` with ``operation="add"`` and ``recompute_inertia=True``, ``randomize_rigid_body_com``,
-    ``reset_root_state_uniform``, ``reset_joints_by_scale``; the ranges below are their parameters). The builder-made
-    models (``"urdf"``, ``"usd"``) have no Articulation; the env applies the same randomisations and resets itself.
-    Pushes are the env's own on every source: the velocity change is added inside the autograd graph.
+    ``reset_root_state_uniform``, ``reset_joints_by_scale``; the ranges below are their parameters) and the pushes run
+    ``push_by_setting_velocity``: the velocity change it writes is added to the env's state inside the autograd graph.
+    The builder-made models (``"urdf"``, ``"usd"``) have no Articulation; the env applies the same randomisations,
+    resets and pushes itself.
     """
 
     foot_friction_range: tuple[float, float] = (0.8, 0.8)
@@ -92,6 +93,7 @@ class DiffEventsCfg:
     reset_joint_scale_range: tuple[float, float] = (0.5, 1.5)
     push_interval_s: tuple[float, float] = (10.0, 15.0)
     push_velocity: float = 0.5
+    """Pushes change the base's x and y velocity [m/s] by amounts uniform in +-push_velocity (``velocity_range``)."""
 
 
 @configclass

@@ -203,7 +203,8 @@ class AnymalCScene:
                 "velocity_range": (0.0, 0.0),
             }),
         }  # fmt: skip
-        self.event_manager = EventManager(terms, _EventEnv(self))
+        self.event_env = _EventEnv(self)
+        self.event_manager = EventManager(terms, self.event_env)
 
     def apply_startup_events(self, seed: int) -> None:
         """Apply the startup events; the model changes they report are passed on to ``solver``. Their samples come
@@ -229,6 +230,22 @@ class AnymalCScene:
         qd = wp.to_torch(state.joint_qd, requires_grad=False).view(n, -1).clone()
         q[:, 0:3] -= self.env_origins
         return q, qd
+
+    def apply_push(self, envs: torch.Tensor, velocity: float, seed: int) -> torch.Tensor:
+        """Isaac Lab's ``push_by_setting_velocity`` (base x and y velocity changes uniform in +-``velocity``) on the
+        envs of the bool mask ``envs``; returns the joint-velocity change it wrote into the state, (num_envs, dofs),
+        zero outside ``envs`` (the env adds it to its own differentiable state)."""
+        from isaaclab.envs import mdp
+        from isaaclab.managers import SceneEntityCfg
+        from isaaclab_newton.physics import NewtonManager
+
+        n = self.scene.num_envs
+        qd = wp.to_torch(NewtonManager.get_state_0().joint_qd, requires_grad=False).view(n, -1)
+        before = qd.clone()
+        with global_rng_seeded(self.device, seed):
+            mdp.push_by_setting_velocity(self.event_env, envs.nonzero().view(-1), asset_cfg=SceneEntityCfg("robot"),
+                                         velocity_range={"x": (-velocity, velocity), "y": (-velocity, velocity)})
+        return (qd - before) * envs[:, None]
 
     def set_solver(self, solver: SolverMoreauGS) -> None:
         """Replace the solver of ``model`` (a new contact model), in the physics manager too: one solver per model."""
