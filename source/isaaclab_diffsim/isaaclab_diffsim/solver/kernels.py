@@ -419,6 +419,15 @@ def on_chain(topo: Topology, aoff: int, j0: int, nj: int, k: int, leaf: int):
     return found
 
 
+@wp.func
+def chain_dof(topo: Topology, leaf: int, t: int):
+    """Entry t of the dof chain from ``leaf`` to the root: the leaf itself at t = dof_anc_start[leaf] - 1, then its
+    ancestors, nearest first (t < dof_anc_start[leaf + 1])."""
+    if t >= topo.dof_anc_start[leaf]:
+        return topo.dof_anc[t]
+    return leaf
+
+
 @wp.kernel
 def contact_jacobians(
     topo: Topology,
@@ -466,9 +475,7 @@ def contact_jacobians(
         if leaf >= 0:
             # the chain leaf first, then its ancestors nearest first: each entry's chain descendants come before it
             for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
-                k = leaf
-                if t >= topo.dof_anc_start[leaf]:
-                    k = topo.dof_anc[t]
+                k = chain_dof(topo, leaf, t)
                 kl = k - dof0
                 col = point_velocity_column(S[k], x)
                 jn = wp.dot(nrm, col)
@@ -481,9 +488,7 @@ def contact_jacobians(
                 r0 = joff + 3 * i * n
                 s = wp.vec3(0.0)
                 for u in range(topo.dof_anc_start[leaf] - 1, t):
-                    ml = leaf - dof0
-                    if u >= topo.dof_anc_start[leaf]:
-                        ml = topo.dof_anc[u] - dof0
+                    ml = chain_dof(topo, leaf, u) - dof0
                     s += L[hoff + ml * n + kl] * wp.vec3(Z[r0 + ml], Z[r0 + n + ml], Z[r0 + 2 * n + ml])
                 lkk = L[hoff + kl * n + kl]
                 for rr in range(3):
@@ -500,9 +505,7 @@ def contact_jacobians(
             g = wp.mat33(0.0)
             if leaf >= 0:
                 for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
-                    k = leaf
-                    if t >= topo.dof_anc_start[leaf]:
-                        k = topo.dof_anc[t]
+                    k = chain_dof(topo, leaf, t)
                     if on_chain(topo, aoff, j0, nj, k, leaf_q) != 0:
                         kl = k - dof0
                         yi = wp.vec3(
@@ -525,9 +528,7 @@ def contact_jacobians(
             cf = float(0.0)
             if leaf >= 0:
                 for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
-                    k = leaf
-                    if t >= topo.dof_anc_start[leaf]:
-                        k = topo.dof_anc[t]
+                    k = chain_dof(topo, leaf, t)
                     cf += J[joff + r * n + k - dof0] * (qd[k] + dt * acc[k])
             c_free[3 * c0 + r] = cf
 
@@ -825,9 +826,7 @@ def update_velocities(
         leaf = topo.body_dof[topo.cand_body[ci]]
         if leaf >= 0:
             for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
-                k = leaf
-                if t >= topo.dof_anc_start[leaf]:
-                    k = topo.dof_anc[t]
+                k = chain_dof(topo, leaf, t)
                 kl = k - dof0
                 w[k] += (
                     Z[joff + (3 * i) * n + kl] * impulse[3 * ci]
