@@ -192,11 +192,7 @@ def run(args, rank: int) -> None:
         from isaaclab_diffsim.rl.evaluation import evaluate
 
         env.set_contact_model("hard")
-        env.cfg.commands.lin_vel_y = (0.0, 0.0)
-        env.cfg.commands.ang_vel_z = (0.0, 0.0)
-        env.cfg.events.push_velocity = 0.0
-        env.cfg.commands.heading_command, env.cfg.commands.rel_standing_envs = False, 0.0
-        env.cfg.observations.enable_corruption = False  # the -Play settings
+        env.cfg.use_evaluation_settings()  # the -Play settings
         result = evaluate(env, policy, args.eval_episodes)
         print(f"[eval] hard contact, forward commands in {env.cfg.commands.lin_vel_x} m/s: {result.summary()}", flush=True)
     if runner.interrupted:  # --eval_on_interrupt

@@ -243,6 +243,11 @@ class DiffDirectRLEnv(gym.Env):
         """Uniform samples in [lo, hi) from the env's generator."""
         return lo + (hi - lo) * torch.rand(shape, generator=self._gen, device=self.device)
 
+    def _draw_seed(self) -> int:
+        """A seed from the env's generator, for functions that draw from torch's global generator (Isaac Lab's event
+        and noise functions; see ``envs.seeding.global_rng_seeded``)."""
+        return int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
+
     def _episode_log(self, done: torch.Tensor) -> dict:
         log = {f"Episode_Reward/{k}": (v[done].mean() / self.cfg.episode_length_s).item() for k, v in self.episode_sums.items()}
         log["Episode/length_s"] = (self.episode_length_buf[done].float().mean() * self.step_dt).item()

@@ -36,8 +36,9 @@ class SolverMoreauGS(SolverBase):
 
     One step of size dt (docs/contact_solver.md for the contact solve):
       1. q_m = q + dt/2 v;  2. H, h = tau - C, contact candidates, J at q_m;
-      3. G = J H^-1 J^T, c = J (v + dt H^-1 h) (sparse LTDL of H);
-      4. contact impulses p by projected Gauss-Seidel (warm-started, stopping at a tolerance);
+      3. G = J H^-1 J^T, c = J (v + dt H^-1 h) (branch-sparse H = L^T L, no fill-in);
+      4. contact impulses p by projected Gauss-Seidel (at most ``iterations`` sweeps, stopping at ``tolerance``;
+         optionally warm-started);
       5. v+ = v + H^-1 (dt h + J^T P);  q+ = q_m + dt/2 v+;  body_q/body_qd by forward kinematics.
 
     Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere

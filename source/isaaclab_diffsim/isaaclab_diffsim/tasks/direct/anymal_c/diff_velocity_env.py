@@ -12,13 +12,13 @@ import math
 import torch
 import warp as wp
 
-from ....assets.anymal_c import build_anymal_c_model
-from ....envs.diff_direct_env import DiffDirectRLEnv
 from isaaclab.utils.math import wrap_to_pi
 from isaaclab.utils.noise import UniformNoiseCfg
 
-from ....envs.seeding import global_rng_seeded
+from ....assets.anymal_c import build_anymal_c_model
+from ....envs.diff_direct_env import DiffDirectRLEnv
 from ....envs.rotations import quat_rotate, quat_rotate_inverse, yaw_quat
+from ....envs.seeding import global_rng_seeded
 from ....solver import SolverMoreauGS
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg
 
@@ -208,7 +208,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         from the env's generator for the call and restored afterwards, so the env stays reproducible."""
         if self._obs_noise is None:
             self._obs_noise = self._observation_noise()
-        seed = int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
+        seed = self._draw_seed()
         with global_rng_seeded(self.device, seed):
             return self._obs_noise.func(obs, self._obs_noise)
 
@@ -305,7 +305,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         Isaac Lab's ``reset_root_state_uniform`` and ``reset_joints_by_scale`` on the scene's Articulation (seeded from
         the env's generator); otherwise the same distributions drawn here (joints not clamped to soft limits)."""
         if self.isaaclab_scene is not None:
-            seed = int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
+            seed = self._draw_seed()
             q, qd = self.isaaclab_scene.apply_reset_events(envs, seed, self.common_step_counter)
             return q.to(self.device), qd.to(self.device)
         n, ev = self.num_envs, self.cfg.events
@@ -393,7 +393,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         if push.any() and self.cfg.events.push_velocity > 0.0:
             v = self.cfg.events.push_velocity
             if self.isaaclab_scene is not None:  # Isaac Lab's push_by_setting_velocity on the Articulation
-                seed = int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
+                seed = self._draw_seed()
                 kick = self.isaaclab_scene.apply_push(push, v, seed).to(self.device)
                 self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
                 return kick

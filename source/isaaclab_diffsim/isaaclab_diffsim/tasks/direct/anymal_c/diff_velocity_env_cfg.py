@@ -166,6 +166,15 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     events: DiffEventsCfg = DiffEventsCfg()
     gait: DiffGaitCfg = DiffGaitCfg()
 
+    def use_evaluation_settings(self) -> None:
+        """The ``-Play`` settings: forward commands only (no lateral or yaw command, no heading or standing envs), no
+        pushes, no observation noise. The contact model is left to the caller."""
+        self.commands.lin_vel_y = (0.0, 0.0)
+        self.commands.ang_vel_z = (0.0, 0.0)
+        self.commands.heading_command, self.commands.rel_standing_envs = False, 0.0
+        self.events.push_velocity = 0.0
+        self.observations.enable_corruption = False
+
     def validate_values(self) -> None:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
         if self.asset_source not in ("urdf", "usd", "isaaclab"):

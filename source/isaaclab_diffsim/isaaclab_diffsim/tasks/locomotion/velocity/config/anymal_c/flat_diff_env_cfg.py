@@ -49,7 +49,4 @@ class AnymalCFlatDiffEnvCfg_PLAY(AnymalCFlatDiffEnvCfg):
     def __post_init__(self):
         super().__post_init__()
         self.solver_cfg.contact_model = "hard"
-        self.commands.lin_vel_y = (0.0, 0.0)
-        self.commands.ang_vel_z = (0.0, 0.0)
-        self.events.push_velocity = 0.0
-        self.observations.enable_corruption = False
+        self.use_evaluation_settings()
