@@ -249,6 +249,8 @@ class DiffDirectRLEnv(gym.Env):
         return int(torch.randint(0, 2**62, (1,), generator=self._gen, device=self.device))
 
     def _episode_log(self, done: torch.Tensor) -> dict:
-        log = {f"Episode_Reward/{k}": (v[done].mean() / self.cfg.episode_length_s).item() for k, v in self.episode_sums.items()}
-        log["Episode/length_s"] = (self.episode_length_buf[done].float().mean() * self.step_dt).item()
-        return log
+        means = [v[done].mean() / self.cfg.episode_length_s for v in self.episode_sums.values()]
+        means.append(self.episode_length_buf[done].float().mean() * self.step_dt)
+        values = torch.stack(means).tolist()  # one device read for all terms
+        keys = [f"Episode_Reward/{k}" for k in self.episode_sums] + ["Episode/length_s"]
+        return dict(zip(keys, values))
