@@ -215,6 +215,12 @@ class DiffDirectRLEnv(gym.Env):
     def close(self) -> None:
         """Release what the scene holds (nothing by default)."""
 
+    def set_kappa(self, kappa: float) -> None:
+        """Set the smoothed contact model's kappa [1/m] at run time (a kappa schedule): the solver's kappa array is
+        filled in place (no recompilation, captured graphs see it) and ``cfg.solver_cfg.kappa`` follows."""
+        self.sim.solver.kappa = float(kappa)  # validates: kappa > 0
+        self.cfg.solver_cfg.kappa = float(kappa)
+
     def detach(self) -> None:
         """Cut the autograd graph of the internal state (start of a new SHAC horizon)."""
         for k in self.STATE_FIELDS:

@@ -102,6 +102,8 @@ class ShacRunner:
         self.last_good_checkpoint: str | None = None
         self.interrupted = False
         self.interrupt_signal: int | None = None
+        self.kappa: float | None = None
+        """The kappa the last iteration ran with, when ``cfg.kappa_schedule`` sets it."""
         self.writer = None
         self.last_stats: dict[str, float] = {}
         self.capture = HorizonCapture(cfg, None if log_dir is None else os.path.join(log_dir, "bad_horizons"))
@@ -190,6 +192,7 @@ class ShacRunner:
         self.capture.begin(self)
         t0 = time.perf_counter()
         self.alg.update_learning_rate(it)
+        self._apply_kappa_schedule(it)
         steps = [0]
         recording = self._horizon_recording(it)
         # With several ranks signals stay held during the rollout (ranks stop together, after an iteration).
@@ -260,6 +263,16 @@ class ShacRunner:
         self.save(path)
         if self.rank == 0:
             print(f"[SHAC] interrupted ({intr}): saved iteration {self.current_learning_iteration} to {path}", flush=True)
+
+    def _apply_kappa_schedule(self, it: int) -> None:
+        """Set iteration ``it``'s kappa in the env's solver (``cfg.kappa_schedule``; nothing without one)."""
+        schedule = self.cfg.kappa_schedule
+        if schedule is None:
+            return
+        if not hasattr(self.env, "set_kappa"):
+            raise TypeError(f"agent.kappa_schedule needs an env with set_kappa(value); {type(self.env).__name__} has none")
+        self.kappa = schedule.value(it)
+        self.env.set_kappa(self.kappa)
 
     def _horizon_recording(self, it: int):
         """A recording of iteration ``it``'s horizon when ``cfg.record_interval`` says so (and there is a log_dir)."""
@@ -372,6 +385,8 @@ class ShacRunner:
             w.add_scalar("Policy/exploding_count", stats["exploding_count"], it)
             w.add_scalar("LR/actor", self.alg.actor_lr, it)
             w.add_scalar("LR/critic", self.alg.critic_lr, it)
+            if self.kappa is not None:
+                w.add_scalar("Env/kappa", self.kappa, it)
             w.add_scalar("Train/mean_step_reward", stats["mean_step_reward"], it)
             w.add_scalar("Train/target_value_mean", stats["target_value_mean"], it)
             if returns:
@@ -396,12 +411,14 @@ class ShacRunner:
         if stats["exploding_skipped"]:
             skip += f" | actor step skipped (gradient norm above {self.alg.cfg.max_actor_grad_norm:g})"
         ret_text = f"{mean_return:.3f}" if returns else "-"  # no episode has finished yet
+        kappa_text = f" | kappa {self.kappa:.4g}" if self.kappa is not None else ""
         len_text = f"{mean_length:.1f}" if self._lengths else "-"
         print(
             f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {ret_text}"
             f" | ep_len {len_text} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
             f" | grad {stats['grad_norm']:.3g} | std {stats['mean_std']:.3f} | {fps:.0f} fps | fwd"
-            f" {stats['forward_time']:.2f} s bwd {stats['backward_time']:.2f} s upd {stats['update_time']:.2f} s{skip}",
+            f" {stats['forward_time']:.2f} s bwd {stats['backward_time']:.2f} s upd {stats['update_time']:.2f} s"
+            f"{kappa_text}{skip}",
             flush=True,
         )
 
@@ -450,6 +467,7 @@ class ShacRunner:
             total_samples=self.total_samples,
             aborted_samples=self.aborted_samples,
             wall_time=self.wall_time,
+            kappa=self.kappa,
             cfg=self.cfg.to_dict(),
             env_cfg=env_cfg_dict(self.env),
             infos=infos,
@@ -497,6 +515,9 @@ class ShacRunner:
             self.total_samples = int(state.get("total_samples", 0))
             self.aborted_samples = int(state.get("aborted_samples", 0))
             self.wall_time = float(state.get("wall_time", 0.0))
+            self.kappa = state.get("kappa")
+            if self.kappa is not None and hasattr(self.env, "set_kappa"):
+                self.env.set_kappa(float(self.kappa))  # the next iteration sets its own from the schedule
         own = state
         ranks = state.get("rank_states")
         if self.world_size > 1:

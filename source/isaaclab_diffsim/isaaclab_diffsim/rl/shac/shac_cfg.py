@@ -178,6 +178,43 @@ class ShacAlgorithmCfg:
 
 
 @configclass
+class KappaScheduleCfg:
+    """A schedule of the smoothed contact model's sigmoid stiffness kappa [1/m] over training iterations.
+
+    Iteration ``i`` runs with ``kappa_start`` moved towards ``kappa_end`` by ``min(i / iterations, 1)``: linearly, or
+    geometrically (``kappa_start * (kappa_end / kappa_start) ** t``, even steps in log kappa). It reaches the solver
+    through its runtime kappa array (``env.set_kappa``), so nothing is recompiled; with the hard or soft contact model
+    kappa has no effect.
+    """
+
+    kappa_start: float = 200.0
+    """kappa of the first iteration [1/m]."""
+
+    kappa_end: float = 1000.0
+    """kappa from iteration ``iterations`` on [1/m]."""
+
+    iterations: int = 500
+    """Iterations over which kappa moves from ``kappa_start`` to ``kappa_end``."""
+
+    kind: Literal["linear", "geometric"] = "geometric"
+    """How kappa moves: ``linear`` or ``geometric``."""
+
+    def value(self, iteration: int) -> float:
+        """kappa of iteration ``iteration`` (0-based)."""
+        t = min(max(iteration, 0) / self.iterations, 1.0)
+        if self.kind == "linear":
+            return self.kappa_start + t * (self.kappa_end - self.kappa_start)
+        return self.kappa_start * (self.kappa_end / self.kappa_start) ** t
+
+    def validate_values(self, prefix: str = "kappa_schedule") -> None:
+        """Raise ValueError naming the field and its value for values that cannot work."""
+        _positive(f"{prefix}.kappa_start", self.kappa_start)
+        _positive(f"{prefix}.kappa_end", self.kappa_end)
+        _count(f"{prefix}.iterations", self.iterations)
+        _check(self.kind in ("linear", "geometric"), f"{prefix}.kind", self.kind, "'linear' or 'geometric'")
+
+
+@configclass
 class ShacRunnerCfg:
     """Configuration of :class:`~isaaclab_diffsim.rl.shac.ShacRunner` (rollout loop, logging, checkpoints)."""
 
@@ -246,6 +283,11 @@ class ShacRunnerCfg:
     """Checkpoint file to resume from; regex, the latest matching file is taken (natural order, as in isaaclab_rl;
     ``model_<it>_interrupted.pt`` sorts after ``model_<it>.pt``)."""
 
+    kappa_schedule: KappaScheduleCfg | None = None
+    """If set, the smoothed contact model's kappa follows this schedule over the iterations (set before each
+    iteration's rollout, logged as ``Env/kappa``, stored in checkpoints). None keeps the env's
+    ``solver_cfg.kappa``."""
+
     policy: ShacActorCriticCfg = ShacActorCriticCfg()
     """The actor-critic configuration."""
 
@@ -264,5 +306,7 @@ class ShacRunnerCfg:
         _check(c is None or (isinstance(c, (int, float)) and c >= 0), "capture_grad_norm", c, "None or a number >= 0")
         _check(self.logger == "tensorboard", "logger", self.logger, "'tensorboard' (the only logger of this runner)")
         _check(isinstance(self.resume, bool), "resume", self.resume, "True or False")
+        if self.kappa_schedule is not None:
+            self.kappa_schedule.validate_values("kappa_schedule")
         self.policy.validate_values("policy")
         self.algorithm.validate_values("algorithm")
