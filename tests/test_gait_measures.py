@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from isaaclab_diffsim.experiments import gait_measures as gm
 from isaaclab_diffsim.experiments.gait_measures import (
     autocorrelation_at,
     divergence_time,
@@ -62,3 +63,31 @@ def test_rms_and_divergence():
     assert divergence_time(pos, pos, DT, 0.05) == np.inf
     with pytest.raises(ValueError):
         rms_difference(a, b[:50])
+
+
+def test_dominant_period_finds_the_fundamental_of_a_gait_with_harmonics():
+    dt, period = 0.02, 0.6
+    t = np.arange(500) * dt
+    x = np.stack([np.sin(2 * np.pi * t / period) + 0.5 * np.sin(4 * np.pi * t / period + 1.0),
+                  np.cos(2 * np.pi * t / period)], 1)  # fmt: skip
+    found, r = gm.dominant_period(x, dt)
+    assert found == pytest.approx(period, abs=dt) and r > 0.99
+
+
+def test_dominant_period_of_a_drift_is_poorly_correlated():
+    rng = np.random.default_rng(0)
+    x = np.cumsum(rng.normal(size=(500, 3)), axis=0) * 0.01 + rng.normal(size=(500, 3))
+    _, r = gm.dominant_period(x, 0.02)
+    assert r < 0.5
+
+
+def test_air_phases_and_step_rate_of_a_known_contact_pattern():
+    dt = 0.02
+    # each foot: 10 samples in contact, 5 in the air, repeated 4 times (period 0.3 s, air phase 0.1 s)
+    pattern = np.array(([True] * 10 + [False] * 5) * 4)
+    contact = np.stack([pattern, np.roll(pattern, 7)], 1)
+    durations = gm.air_phases(contact, dt)
+    assert np.allclose(durations, 5 * dt) and len(durations) >= 6
+    rate = gm.steps_per_second(contact, dt)
+    touchdowns = (~contact[:-1] & contact[1:]).sum()
+    assert touchdowns >= 6 and rate == pytest.approx(touchdowns / (2 * 59 * dt))

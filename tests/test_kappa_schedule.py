@@ -24,7 +24,7 @@ class KappaEnv(PointMassEnv):
         self.calls.append(kappa)
 
 
-def schedule(kind="geometric") -> KappaScheduleCfg:
+def schedule(kind: str = "geometric") -> KappaScheduleCfg:
     return KappaScheduleCfg(kappa_start=100.0, kappa_end=1600.0, iterations=4, kind=kind)
 
 
@@ -43,6 +43,20 @@ def test_bad_schedule_refused(field, value):
     setattr(cfg.kappa_schedule, field, value)
     with pytest.raises(ValueError, match=f"kappa_schedule.{field}"):
         cfg.validate_values()
+
+
+def test_off_by_default_and_settable_by_overrides():
+    from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
+    from isaaclab_diffsim.utils.cli import resolve_task_cfgs
+
+    import isaaclab_diffsim.tasks  # noqa: F401
+
+    _, agent = resolve_task_cfgs("DiffSim-Velocity-Flat-AnymalC-Direct", AGENT_ENTRY["shac"], [])
+    assert not agent.kappa_schedule.enabled
+    _, agent = resolve_task_cfgs("DiffSim-Velocity-Flat-AnymalC-Direct", AGENT_ENTRY["shac"],
+                                 ["agent.kappa_schedule.kind=linear", "agent.kappa_schedule.kappa_start=100.0"])
+    agent.validate_values()
+    assert agent.kappa_schedule.enabled and agent.kappa_schedule.value(0) == 100.0
 
 
 def test_env_without_set_kappa_refused():

@@ -74,3 +74,43 @@ def divergence_time(pos_a: np.ndarray, pos_b: np.ndarray, dt: float, threshold: 
     dist = np.linalg.norm(np.asarray(pos_a, dtype=float) - np.asarray(pos_b, dtype=float), axis=-1)
     idx = np.nonzero(dist > threshold)[0]
     return float(idx[0] * dt) if len(idx) else float("inf")
+
+
+def dominant_period(x: np.ndarray, dt: float, min_period: float = 0.2, max_period: float = 2.0) -> tuple[float, float]:
+    """(period [s], autocorrelation) of the lag in [min_period, max_period] at which the signal (time, channels)
+    best repeats: the first local maximum of :func:`autocorrelation_at` over the lags that is within 0.05 of the
+    highest one (the fundamental, not a multiple of it). A gait that repeats gives an autocorrelation near 1 there;
+    a posture that only drifts gives a low one."""
+    x = np.asarray(x, dtype=float)
+    lags = np.arange(max(int(round(min_period / dt)), 1), min(int(round(max_period / dt)), len(x) // 2) + 1)
+    if len(lags) < 3:
+        raise ValueError(f"need at least {2 * int(round(max_period / dt))} samples for periods up to {max_period} s")
+    r = np.array([autocorrelation_at(x, int(k)) for k in lags])
+    r = np.where(np.isfinite(r), r, -1.0)
+    best = r.max()
+    for i in range(len(r)):
+        left = r[i - 1] if i > 0 else -np.inf
+        right = r[i + 1] if i + 1 < len(r) else -np.inf
+        if r[i] >= left and r[i] >= right and r[i] >= best - 0.05:
+            return float(lags[i] * dt), float(r[i])
+    return float(lags[int(r.argmax())] * dt), float(best)
+
+
+def air_phases(contact: np.ndarray, dt: float) -> np.ndarray:
+    """Durations [s] of the completed air phases (a run of no contact between two contacts) of every foot, from
+    contact flags (time, feet)."""
+    c = np.asarray(contact, dtype=bool)
+    durations = []
+    for f in range(c.shape[1]):
+        edges = np.flatnonzero(np.diff(c[:, f].astype(int)))  # index before each change
+        for a, b in zip(edges[:-1], edges[1:]):
+            if c[a, f] and not c[a + 1, f]:  # lift-off at a + 1, touchdown at b + 1
+                durations.append((b - a) * dt)
+    return np.array(durations)
+
+
+def steps_per_second(contact: np.ndarray, dt: float) -> float:
+    """Touchdowns per foot per second, from contact flags (time, feet)."""
+    c = np.asarray(contact, dtype=bool)
+    touchdowns = (~c[:-1] & c[1:]).sum()
+    return float(touchdowns / (c.shape[1] * (len(c) - 1) * dt))

@@ -103,7 +103,7 @@ class ShacRunner:
         self.interrupted = False
         self.interrupt_signal: int | None = None
         self.kappa: float | None = None
-        """The kappa the last iteration ran with, when ``cfg.kappa_schedule`` sets it."""
+        """The kappa the last iteration ran with, when ``cfg.kappa_schedule`` is on."""
         self.writer = None
         self.last_stats: dict[str, float] = {}
         self.capture = HorizonCapture(cfg, None if log_dir is None else os.path.join(log_dir, "bad_horizons"))
@@ -267,7 +267,7 @@ class ShacRunner:
     def _apply_kappa_schedule(self, it: int) -> None:
         """Set iteration ``it``'s kappa in the env's solver (``cfg.kappa_schedule``; nothing without one)."""
         schedule = self.cfg.kappa_schedule
-        if schedule is None:
+        if not schedule.enabled:
             return
         if not hasattr(self.env, "set_kappa"):
             raise TypeError(f"agent.kappa_schedule needs an env with set_kappa(value); {type(self.env).__name__} has none")

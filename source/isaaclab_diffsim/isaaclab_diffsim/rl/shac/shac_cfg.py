@@ -181,10 +181,11 @@ class ShacAlgorithmCfg:
 class KappaScheduleCfg:
     """A schedule of the smoothed contact model's sigmoid stiffness kappa [1/m] over training iterations.
 
-    Iteration ``i`` runs with ``kappa_start`` moved towards ``kappa_end`` by ``min(i / iterations, 1)``: linearly, or
-    geometrically (``kappa_start * (kappa_end / kappa_start) ** t``, even steps in log kappa). It reaches the solver
-    through its runtime kappa array (``env.set_kappa``), so nothing is recompiled; with the hard or soft contact model
-    kappa has no effect.
+    Off by default (``kind="off"``: the env keeps its ``solver_cfg.kappa``). Otherwise iteration ``i`` runs with
+    ``kappa_start`` moved towards ``kappa_end`` by ``t = min(i / iterations, 1)``: linearly, or geometrically
+    (``kappa_start * (kappa_end / kappa_start) ** t``, even steps in log kappa). It reaches the solver through its
+    runtime kappa array (``env.set_kappa``), so nothing is recompiled; with the hard or soft contact model kappa has
+    no effect. Override as ``agent.kappa_schedule.kind=geometric agent.kappa_schedule.kappa_start=100.0``.
     """
 
     kappa_start: float = 200.0
@@ -196,8 +197,12 @@ class KappaScheduleCfg:
     iterations: int = 500
     """Iterations over which kappa moves from ``kappa_start`` to ``kappa_end``."""
 
-    kind: Literal["linear", "geometric"] = "geometric"
-    """How kappa moves: ``linear`` or ``geometric``."""
+    kind: Literal["off", "linear", "geometric"] = "off"
+    """How kappa moves: ``off`` (no schedule), ``linear`` or ``geometric``."""
+
+    @property
+    def enabled(self) -> bool:
+        return self.kind != "off"
 
     def value(self, iteration: int) -> float:
         """kappa of iteration ``iteration`` (0-based)."""
@@ -211,7 +216,7 @@ class KappaScheduleCfg:
         _positive(f"{prefix}.kappa_start", self.kappa_start)
         _positive(f"{prefix}.kappa_end", self.kappa_end)
         _count(f"{prefix}.iterations", self.iterations)
-        _check(self.kind in ("linear", "geometric"), f"{prefix}.kind", self.kind, "'linear' or 'geometric'")
+        _check(self.kind in ("off", "linear", "geometric"), f"{prefix}.kind", self.kind, "'off', 'linear' or 'geometric'")
 
 
 @configclass
@@ -283,10 +288,9 @@ class ShacRunnerCfg:
     """Checkpoint file to resume from; regex, the latest matching file is taken (natural order, as in isaaclab_rl;
     ``model_<it>_interrupted.pt`` sorts after ``model_<it>.pt``)."""
 
-    kappa_schedule: KappaScheduleCfg | None = None
-    """If set, the smoothed contact model's kappa follows this schedule over the iterations (set before each
-    iteration's rollout, logged as ``Env/kappa``, stored in checkpoints). None keeps the env's
-    ``solver_cfg.kappa``."""
+    kappa_schedule: KappaScheduleCfg = KappaScheduleCfg()
+    """The smoothed contact model's kappa over the iterations (off by default: the env's ``solver_cfg.kappa``). When
+    on, it is set before each iteration's rollout, logged as ``Env/kappa`` and stored in checkpoints."""
 
     policy: ShacActorCriticCfg = ShacActorCriticCfg()
     """The actor-critic configuration."""
@@ -306,7 +310,6 @@ class ShacRunnerCfg:
         _check(c is None or (isinstance(c, (int, float)) and c >= 0), "capture_grad_norm", c, "None or a number >= 0")
         _check(self.logger == "tensorboard", "logger", self.logger, "'tensorboard' (the only logger of this runner)")
         _check(isinstance(self.resume, bool), "resume", self.resume, "True or False")
-        if self.kappa_schedule is not None:
-            self.kappa_schedule.validate_values("kappa_schedule")
+        self.kappa_schedule.validate_values("kappa_schedule")
         self.policy.validate_values("policy")
         self.algorithm.validate_values("algorithm")
