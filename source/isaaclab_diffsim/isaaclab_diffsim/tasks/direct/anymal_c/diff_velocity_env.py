@@ -7,6 +7,7 @@ for what differs from Isaac Lab's task and why.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -15,6 +16,7 @@ import warp as wp
 from isaaclab.utils.math import wrap_to_pi
 from isaaclab.utils.noise import UniformNoiseCfg
 
+from ....assets.anydrive import ACTUATOR_PRESETS, per_joint
 from ....assets.anymal_c import build_anymal_c_model
 from ....envs.diff_direct_env import DiffDirectRLEnv
 from ....envs.rotations import quat_rotate, quat_rotate_inverse, yaw_quat
@@ -49,6 +51,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.default_leg = self.q[0, 7:].clone()
         self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(n, ND)[0, 6:].clone()
         self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(n, ND)[0, 6:].clone()
+        self._configure_actuator()
         self._apply_startup_events()
         self.foot_bodies = torch.as_tensor(layout.foot_bodies, device=dev).long()
         self.foot_centers = torch.tensor(layout.foot_centers, device=dev).repeat(n, 1)
@@ -91,6 +94,27 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             base_height=cfg.init_base_height, requires_grad=True, source=cfg.asset_source,
         )
         return model, layout, SolverMoreauGS(model, **cfg.solver_cfg.solver_kwargs())
+
+    def _configure_actuator(self) -> None:
+        """The PD gains per joint (``kp_leg``, ``kd_leg``) and, with ``cfg.actuator_preset``, the preset's gains,
+        armature and joint friction written into the model the solver steps (and into ``layout``)."""
+        n, names = self.num_envs, self.layout.joint_names
+        nj = len(names)
+        if not self.cfg.actuator_preset:
+            self.kp_leg = torch.full((nj,), float(self.cfg.kp), device=self.device)
+            self.kd_leg = torch.full((nj,), float(self.cfg.kd), device=self.device)
+            return
+        preset = ACTUATOR_PRESETS[self.cfg.actuator_preset]
+        what = f"actuator_preset {self.cfg.actuator_preset!r}"
+        kp, kd = per_joint(preset.kp, names, what + " kp"), per_joint(preset.kd, names, what + " kd")
+        friction = per_joint(preset.friction, names, what + " friction")
+        self.kp_leg, self.kd_leg = torch.tensor(kp, device=self.device), torch.tensor(kd, device=self.device)
+        model = self.model
+        for array, values in ((model.joint_target_ke, kp), (model.joint_target_kd, kd),
+                              (model.joint_friction, friction), (model.joint_armature, [preset.armature] * nj)):
+            wp.to_torch(array, requires_grad=False).view(n, ND)[:, 6:] = torch.tensor(values, device=self.device)
+        self.layout = dataclasses.replace(self.layout, stiffness=tuple(kp), damping=tuple(kd))
+        self.sim.notify_model_changed(0)
 
     def _num_observations(self) -> int:
         return int(self.cfg.observation_space) + (2 if self.cfg.gait.period_s > 0 else 0)
@@ -244,7 +268,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _torques(self, q, qd, targets_leg):
         """ANYdrive DC-motor torque (PD clipped by the torque-speed envelope), as the solver applies it."""
         v = qd[:, 6:]
-        tau = self.cfg.kp * (targets_leg - q[:, 7:]) - self.cfg.kd * v
+        tau = self.kp_leg * (targets_leg - q[:, 7:]) - self.kd_leg * v
         sat = self.cfg.solver_cfg.actuator_saturation
         hi = torch.minimum(self.effort_limit, sat * (1.0 - v / self.velocity_limit))
         lo = torch.maximum(-self.effort_limit, sat * (-1.0 - v / self.velocity_limit))

@@ -153,6 +153,11 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     # ANYdrive as a DC motor: PD gains, peak torque at zero speed, effort limit from the URDF (80 N m)
     kp: float = 40.0
     kd: float = 5.0
+    actuator_preset: str = ""
+    """A named ANYdrive parameter set of :data:`~isaaclab_diffsim.assets.anydrive.ACTUATOR_PRESETS` that replaces
+    ``kp`` and ``kd`` per joint and adds the joints' armature and Coulomb friction (``anydrive_simple``: kp 85, kd
+    3.5; ``anydrive_sysid``: kp 85, system-identified per-joint kd and friction, armature 0.09). "" uses ``kp``/``kd``
+    and no passive joint terms."""
     solver_cfg: DiffSimSolverCfg = DiffSimSolverCfg(actuator_saturation=120.0)
     """SolverMoreauGS's parameters: contact model, kappa, margin, sweeps, adjoint, and the ANYdrive's DC-motor
     torque-speed envelope (``actuator_saturation``, peak torque [N m] at zero speed)."""
@@ -179,6 +184,11 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         """Raise ValueError on values that cannot work (checked again after overrides)."""
         if self.asset_source not in ("urdf", "usd", "isaaclab"):
             raise ValueError(f"asset_source must be urdf, usd or isaaclab, got {self.asset_source!r}")
+        from ....assets.anydrive import ACTUATOR_PRESETS
+
+        if self.actuator_preset and self.actuator_preset not in ACTUATOR_PRESETS:
+            raise ValueError(f"actuator_preset must be '' or one of {sorted(ACTUATOR_PRESETS)}, got "
+                             f"{self.actuator_preset!r}")
         super().validate_values()
         if (self.observation_space, self.action_space) != (48, 12):
             raise ValueError(f"observation_space and action_space are fixed by the task at 48 and 12, got "
