@@ -27,6 +27,7 @@ KINDS = {
     "gait": "isaaclab_diffsim.experiments.gait",
     "script": "isaaclab_diffsim.experiments.script_experiment",
     "sample_efficiency": "isaaclab_diffsim.experiments.sample_efficiency",
+    "recipe": "isaaclab_diffsim.experiments.recipe",
 }
 
 

@@ -37,7 +37,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     cfg_class = DiffVelocityEnvCfg
     num_actions = NLEG
     STATE_FIELDS = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time",
-                    "push_time", "heading_target", "is_heading_env", "is_standing_env")  # fmt: skip
+                    "push_time", "heading_target", "is_heading_env", "is_standing_env", "prev_foot_centre")  # fmt: skip
 
     def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
         """``cfg`` None: the task's registered config when gymnasium passes ``env_cfg_entry_point`` (``gym.make(id)``),
@@ -68,11 +68,15 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.command_time = torch.zeros(n, device=dev)
         self.push_time = torch.zeros(n, device=dev)
         self.feet_air_time = torch.zeros(n, 4, device=dev)
-        self.term_names = [k for k in vars(cfg.rewards) if not k.startswith(("tracking_std", "feet_air_time_"))]
+        self.term_names = [k for k in vars(cfg.rewards)
+                           if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_"))]  # fmt: skip
         if cfg.gait.period_s > 0:
             self.term_names.append("gait_foot_height_l2")
         self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
         self._base_cache = None
+        self.prev_foot_centre = torch.zeros(n, 4, 3, device=dev)
+        """Foot sphere centres after the last step (the feet's velocities in ``foot_clearance``; not kept up to date
+        while that term is off)."""
         self._obs_noise: UniformNoiseCfg | None = None
         """The observation noise (built from ``cfg.observations`` at its first use)."""
 
@@ -289,11 +293,29 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             "feet_air_time": self._feet_air_time(),
             "flat_orientation_l2": (proj_g[:, :2] ** 2).sum(1),
         }
+        if w.foot_clearance != 0.0:
+            terms["foot_clearance"] = self._foot_clearance(body_q)
+        if w.joint_deviation_l1 != 0.0:
+            terms["joint_deviation_l1"] = (q[:, 7:] - self.default_leg).abs().sum(1)
         terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
         if self.cfg.gait.period_s > 0:
             error = self._gait_foot_height_error(body_q)
             terms["gait_foot_height_l2"] = self.cfg.gait.foot_height_weight * error * self.step_dt
         return sum(terms.values()), terms
+
+    def _foot_clearance(self, body_q: torch.Tensor) -> torch.Tensor:
+        """Isaac Lab's Spot foot-clearance reward; the feet's horizontal velocity is their displacement over the policy
+        step (0 on the first step of an episode, whose previous foot positions belong to the last episode)."""
+        w = self.cfg.rewards
+        pose = body_q[self.foot_bodies.reshape(-1)]
+        centre = (pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)).view(self.num_envs, 4, 3)
+        fresh = (self.episode_length_buf <= 1)[:, None]
+        step = centre[..., :2] - self.prev_foot_centre[..., :2]
+        speed = torch.where(fresh, 0.0, (step.square().sum(-1) + 1e-12).sqrt() / self.step_dt)  # smooth at 0
+        self.prev_foot_centre = centre
+        height = centre[..., 2] - self.foot_radius
+        error = (height - w.foot_clearance_height) ** 2 * torch.tanh(w.foot_clearance_tanh_mult * speed)
+        return torch.exp(-error.sum(1) / w.foot_clearance_std)
 
     @torch.no_grad()
     def _feet_air_time(self):

@@ -30,6 +30,17 @@ class DiffRewardsCfg:
     feet_air_time: float = 0.5
     feet_air_time_threshold: float = 0.5
     flat_orientation_l2: float = -5.0
+    foot_clearance: float = 0.0
+    """Weight of Isaac Lab's Spot ``foot_clearance_reward``: ``exp(-sum_f (h_f - foot_clearance_height)^2
+    tanh(foot_clearance_tanh_mult |v_xy,f|) / foot_clearance_std)`` over the feet (h: foot height, v_xy: its
+    horizontal velocity over the policy step). Phase free and differentiable: a foot that moves is asked to move
+    high. 0 (off) in Isaac Lab's ANYmal task; Isaac Lab's Spot task uses 0.5."""
+    foot_clearance_height: float = 0.1
+    foot_clearance_std: float = 0.05
+    foot_clearance_tanh_mult: float = 2.0
+    joint_deviation_l1: float = 0.0
+    """Weight of Isaac Lab's ``joint_deviation_l1``: sum of |q - q_default| over the leg joints (a default-pose
+    penalty; 0 in Isaac Lab's flat ANYmal task)."""
     termination_penalty: float = 0.0
     """Weight of a failure (base too low or tilted), like Isaac Lab's ``is_terminated`` term; 0 in Isaac Lab's flat
     ANYmal task. Constant per failure, so it has no gradient: it reaches SHAC's actor through the critic."""

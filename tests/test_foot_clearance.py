@@ -1,0 +1,85 @@
+"""Phase-free reward terms of the differentiable task: Isaac Lab's Spot foot clearance and joint deviation."""
+
+import math
+
+import pytest
+import torch
+
+from isaaclab_diffsim.envs.rotations import quat_rotate
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def make_env(**rewards) -> DiffVelocityEnv:
+    cfg = DiffVelocityEnvCfg(num_envs=2)
+    cfg.events.push_velocity = 0.0
+    cfg.observations.enable_corruption = False
+    cfg.rewards.feet_air_time = 0.0
+    for k, v in rewards.items():
+        setattr(cfg.rewards, k, v)
+    return DiffVelocityEnv(cfg)
+
+
+def foot_centres(env) -> torch.Tensor:
+    pose = env.body_q[env.foot_bodies.reshape(-1)]
+    return (pose[:, :3] + quat_rotate(pose[:, 3:7], env.foot_centers)).view(env.num_envs, 4, 3)
+
+
+def test_foot_clearance_and_joint_deviation_match_their_formulas():
+    env = make_env(foot_clearance=0.5, joint_deviation_l1=-0.1)
+    env.reset(seed=0)
+    actions = torch.full((2, 12), 0.4)
+    with torch.no_grad():
+        env.step(actions)
+        before = foot_centres(env).clone()
+        _, _, _, _, _ = env.step(-actions)
+        after = foot_centres(env)
+        terms = env._rewards(env.q, env.qd, env._base(), env._prev_qd_leg, env.actions, env._targets_leg, env.body_q)[1]
+    speed = (after[..., :2] - before[..., :2]).norm(dim=-1) / env.step_dt
+    assert float(speed.max()) > 0.05  # the feet moved
+    height = after[..., 2] - env.foot_radius
+    error = ((height - 0.1) ** 2 * torch.tanh(2.0 * speed)).sum(1)
+    # _rewards was called again after the step: its own previous foot positions are now `after` (speed 0)
+    assert torch.allclose(terms["foot_clearance"], torch.full((2,), 0.5 * env.step_dt), atol=1e-6)
+    want = 0.5 * torch.exp(-error / 0.05) * env.step_dt
+    assert env.episode_sums["foot_clearance"].shape == (2,)
+    deviation = -0.1 * (env.q[:, 7:] - env.default_leg).abs().sum(1) * env.step_dt
+    assert torch.allclose(terms["joint_deviation_l1"], deviation, atol=1e-6)
+    # the step's own term, recomputed from the feet before and after it
+    env2 = make_env(foot_clearance=0.5, joint_deviation_l1=-0.1)
+    env2.reset(seed=0)
+    with torch.no_grad():
+        env2.step(actions)
+        logged_before = env2.episode_sums["foot_clearance"].clone()
+        env2.step(-actions)
+    assert torch.allclose(env2.episode_sums["foot_clearance"] - logged_before, want, atol=1e-6)
+
+
+def test_foot_clearance_gradient_matches_finite_differences():
+    env = make_env(foot_clearance=0.5)
+    for name in env.cfg.rewards.__dict__:  # the clearance term alone
+        if name not in ("foot_clearance", "foot_clearance_height", "foot_clearance_std", "foot_clearance_tanh_mult",
+                        "tracking_std", "feet_air_time_threshold"):  # fmt: skip
+            setattr(env.cfg.rewards, name, 0.0)
+    env.cfg.solver_cfg.contact_model = "smoothed"
+    env.reset(seed=1)
+    with torch.no_grad():
+        env.step(torch.full((2, 12), 0.3))
+    start = env.get_state()
+    a0 = torch.full((2, 12), -0.2, dtype=torch.float64).float()
+
+    def reward(a):
+        env.set_state(start)
+        env.detach()
+        return env.step(a)[1].sum()
+
+    a = a0.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(reward(a), a)
+    eps = 1e-2
+    for j in (1, 2, 7):
+        d = torch.zeros_like(a0)
+        d[0, j] = eps
+        with torch.no_grad():
+            fd = (reward(a0 + d) - reward(a0 - d)) / (2 * eps)
+        assert math.isclose(float(grad[0, j]), float(fd), rel_tol=0.1, abs_tol=2e-5), (j, float(grad[0, j]), float(fd))
