@@ -184,6 +184,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.qd = torch.where(d, qd_new, self.qd)
         self._reset_buffers(envs)
 
+    def set_state(self, state: dict) -> None:
+        """:meth:`DiffDirectRLEnv.set_state`; snapshots saved before ``prev_foot_centre`` existed get zeros for it."""
+        if "prev_foot_centre" not in state:
+            state = {**state, "prev_foot_centre": torch.zeros(self.num_envs, 4, 3, device=self.device)}
+        super().set_state(state)
+
     def _apply_interval_events(self) -> bool:
         return self._interval_events()
 
