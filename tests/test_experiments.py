@@ -135,3 +135,23 @@ def test_table1_and_gait_end_to_end_tiny(tmp_path):
                     "experiment.transient_s=1", *gait], check=True, cwd=REPO)  # fmt: skip
     page = open(tmp_path / "results.md").read()
     assert "## table1" in page and "## gait" in page and "fig8_sim_to_sim.png" in page
+
+
+def test_recipe_summary_reports_each_run_over_its_seeds():
+    from isaaclab_diffsim.experiments.recipe import summarize
+
+    def result(ret, lift):
+        gait = {"period_s": [0.5, 0.7], "autocorrelation": [0.9, 0.7], "steps_per_s": [1.0, 3.0],
+                "mean_air_time_s": [0.2, 0.4], "max_lift_m": [lift, lift]}  # fmt: skip
+        return {"models": {"hard": {"returns": [ret, ret + 2.0], "tracking_errors": [0.1, 0.3], "falls": [0.0, 1.0],
+                                    "gait": gait, "stand": {"drift_m": [0.05, 0.15]}}}}  # fmt: skip
+
+    exp = {"seeds": [1], "runs": {"baseline": {"seeds": [1, 2]}, "kp85": {"overrides": ["env.kp=85.0"]}}}
+    evals = {("baseline", 1): result(10.0, 0.02), ("baseline", 2): result(20.0, 0.04), ("kp85", 1): result(5.0, 0.1)}
+    table, numbers = summarize(exp, evals)
+    assert numbers["baseline"]["return"] == [11.0, 21.0]
+    assert numbers["baseline"]["foot lift [cm]"] == pytest.approx([2.0, 4.0])
+    assert numbers["kp85"]["falls [%]"] == [50.0] and numbers["kp85"]["gait period [s]"] == pytest.approx([0.6])
+    lines = table.splitlines()
+    assert lines[2].startswith("| baseline | baseline | 1, 2 | 16.0 +- 5.0 (11.0, 21.0) |")
+    assert lines[3].startswith("| kp85 | `env.kp=85.0` | 1 | 6.0 | 0.200 | 50.0 | 0.60 | 0.80 | 2.00 | 0.300 | 10.0 |")

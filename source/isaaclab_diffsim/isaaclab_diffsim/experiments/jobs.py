@@ -146,3 +146,13 @@ def run_jobs(jobs: list[Job], parallel: int, status_every_s: float = 60.0) -> No
 def python() -> str:
     """The interpreter running this process (the project's venv)."""
     return sys.executable
+
+
+def run_and_load(jobs: dict, parallel: int, filename: str) -> dict:
+    """Run the jobs (``{key: Job}``) a few at a time, then load the JSON file each wrote into its directory."""
+    run_jobs(list(jobs.values()), parallel)
+    loaded = {}
+    for key, job in jobs.items():
+        with open(os.path.join(job.directory, filename)) as f:
+            loaded[key] = json.load(f)
+    return loaded

@@ -7,13 +7,12 @@ tracking, falls, the gait measures and the drift under a zero command.
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
 
 from .context import ExperimentContext
-from .jobs import Job, python, run_jobs
+from .jobs import Job, python, run_and_load, run_jobs
 from .table1 import trained_checkpoint
 from .training import training_job
 
@@ -91,12 +90,7 @@ def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]
 def run(ctx: ExperimentContext, exp: dict) -> dict:
     trained = training_jobs(ctx, exp)
     run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
-    evals = evaluation_jobs(ctx, exp, trained)
-    run_jobs(list(evals.values()), ctx.size["parallel_jobs"])
-    loaded = {}
-    for key, job in evals.items():
-        with open(os.path.join(job.directory, "locomotion.json")) as f:
-            loaded[key] = json.load(f)
+    loaded = run_and_load(evaluation_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], "locomotion.json")
     table, numbers = summarize(exp, loaded)
     base = " ".join(f"`{o}`" for o in exp.get("base_overrides", [])) or "none"
     return {

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
 
 from .context import ExperimentContext
-from .jobs import Job, python, run_jobs
+from .jobs import Job, python, run_and_load, run_jobs
 from .training import latest_checkpoint, training_job
 
 METRICS = (("return", "returns"), ("tracking error [m/s]", "tracking_errors"), ("fall rate [%]", "falls"))
@@ -78,12 +77,7 @@ def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]
 def run(ctx: ExperimentContext, exp: dict) -> dict:
     trained = training_jobs(ctx, exp)
     run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
-    evals = evaluation_jobs(ctx, exp, trained)
-    run_jobs(list(evals.values()), ctx.size["parallel_jobs"])
-    loaded = {}
-    for key, job in evals.items():
-        with open(os.path.join(job.directory, "eval.json")) as f:
-            loaded[key] = json.load(f)
+    loaded = run_and_load(evaluation_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], "eval.json")
     table, numbers = summarize(exp, loaded)
     train_wall = {f"{run} seed {seed}": job.result()["wall_s"] for (run, seed), job in trained.items()}
     episodes = ctx.size["eval_envs"]
