@@ -82,4 +82,5 @@ def test_foot_clearance_gradient_matches_finite_differences():
         d[0, j] = eps
         with torch.no_grad():
             fd = (reward(a0 + d) - reward(a0 - d)) / (2 * eps)
-        assert math.isclose(float(grad[0, j]), float(fd), rel_tol=0.1, abs_tol=2e-5), (j, float(grad[0, j]), float(fd))
+        assert abs(float(fd)) > 5e-6  # the clearance term moves with these actions (about 3e-5 per unit)
+        assert math.isclose(float(grad[0, j]), float(fd), rel_tol=0.15, abs_tol=2e-6), (j, float(grad[0, j]), float(fd))
