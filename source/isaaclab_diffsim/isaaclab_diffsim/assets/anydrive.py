@@ -7,6 +7,7 @@ viscous ``joint_damping``, Coulomb ``joint_friction``) implicitly; a preset fill
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -44,8 +45,6 @@ ACTUATOR_PRESETS: dict[str, ActuatorPreset] = {
 
 def per_joint(values: dict[str, float], joint_names: tuple[str, ...], what: str) -> list[float]:
     """One value per joint from ``{regex: value}`` (each joint matched by exactly one key; unmatched joints 0)."""
-    import re
-
     out = []
     for name in joint_names:
         hits = [v for pattern, v in values.items() if re.fullmatch(pattern, name)]

@@ -262,11 +262,14 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         phase = torch.remainder(t[:, None] + self.gait_offsets, 1.0)
         return torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)
 
+    def foot_centres(self, body_q: torch.Tensor) -> torch.Tensor:
+        """Centre of each foot sphere, (num_envs, 4, 3) in leg order LF, RF, LH, RH."""
+        pose = body_q[self.foot_bodies.reshape(-1)]
+        return (pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)).view(self.num_envs, 4, 3)
+
     def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
         """Height of each foot sphere's lowest point above the ground, (num_envs, 4) in leg order LF, RF, LH, RH."""
-        pose = body_q[self.foot_bodies.reshape(-1)]
-        centre = pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)
-        return centre[:, 2].view(self.num_envs, 4) - self.foot_radius
+        return self.foot_centres(body_q)[..., 2] - self.foot_radius
 
     def _gait_foot_height_error(self, body_q: torch.Tensor) -> torch.Tensor:
         """Sum over feet of (foot height - reference)^2; the reference is a half sine during swing, 0 in stance.
@@ -313,8 +316,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         """Isaac Lab's Spot foot-clearance reward; the feet's horizontal velocity is their displacement over the policy
         step (0 on the first step of an episode, whose previous foot positions belong to the last episode)."""
         w = self.cfg.rewards
-        pose = body_q[self.foot_bodies.reshape(-1)]
-        centre = (pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)).view(self.num_envs, 4, 3)
+        centre = self.foot_centres(body_q)
         fresh = (self.episode_length_buf <= 1)[:, None]
         step = centre[..., :2] - self.prev_foot_centre[..., :2]
         speed = torch.where(fresh, 0.0, (step.square().sum(-1) + 1e-12).sqrt() / self.step_dt)  # smooth at 0

@@ -7,6 +7,7 @@ import math
 from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg
 
+from ....assets.anydrive import ACTUATOR_PRESETS
 from ....envs.diff_direct_env import DiffDirectRLEnvCfg
 from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
 
@@ -195,8 +196,6 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         """Raise ValueError on values that cannot work (checked again after overrides)."""
         if self.asset_source not in ("urdf", "usd", "isaaclab"):
             raise ValueError(f"asset_source must be urdf, usd or isaaclab, got {self.asset_source!r}")
-        from ....assets.anydrive import ACTUATOR_PRESETS
-
         if self.actuator_preset and self.actuator_preset not in ACTUATOR_PRESETS:
             raise ValueError(f"actuator_preset must be '' or one of {sorted(ACTUATOR_PRESETS)}, got "
                              f"{self.actuator_preset!r}")
