@@ -20,22 +20,11 @@ import torch
 from isaaclab.utils.dict import update_class_from_dict
 
 from isaaclab_diffsim.deploy import export_bundle
-from isaaclab_diffsim.rl.checkpoints import checkpoint_error, load_checkpoint
-from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
-from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner, make_ppo_runner
+from isaaclab_diffsim.rl.checkpoints import CheckpointError, checkpoint_error
+from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, checkpoint_algorithm
+from isaaclab_diffsim.rl.ppo_runner import make_ppo_runner
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.utils.cli import load_task_cfgs
-
-CHECKPOINT_KEYS = {"shac": ShacRunner.CHECKPOINT_KEYS, "ppo": DiffOnPolicyRunner.CHECKPOINT_KEYS}
-
-
-def checkpoint_algorithm(path: str) -> tuple[str, dict]:
-    """Which runner wrote ``path`` (``"shac"`` or ``"ppo"``), and the loaded checkpoint."""
-    state = load_checkpoint(path, (), "SHAC or rsl_rl PPO", map_location="cpu")
-    for algo, keys in CHECKPOINT_KEYS.items():
-        if all(k in state for k in keys):
-            return algo, state
-    raise checkpoint_error(path, f"neither a SHAC nor an rsl_rl PPO checkpoint (it has {sorted(state)[:8]}...)")
 
 
 def stored_cfg(path: str, state: dict, key: str, params_file: str) -> dict | None:
@@ -55,8 +44,18 @@ def main():
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--out", default=None, help="bundle directory (default: <checkpoint dir>/exported)")
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    try:
+        export(args)
+    except (CheckpointError, OSError) as err:
+        if args.debug:
+            raise
+        raise SystemExit(f"[export] error: {err}") from None
+
+
+def export(args) -> None:
     algo, state = checkpoint_algorithm(args.checkpoint)
     env_cfg, agent_cfg = load_task_cfgs(args.task, AGENT_ENTRY[algo])
     train_env = stored_cfg(args.checkpoint, state, "env_cfg", "env.yaml")

@@ -31,9 +31,12 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy, open_bundle
+from isaaclab_diffsim.rl.checkpoints import CheckpointError
 from isaaclab_diffsim.rl.evaluation import evaluate
+from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, ALGO_NAMES, checkpoint_algorithm, load_policy
+from isaaclab_diffsim.rl.run_checks import RunError, check_device
 from isaaclab_diffsim.solver import CONTACT_MODELS
-from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, load_policy
 from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
 
@@ -135,7 +138,8 @@ def main():
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--plot", default=None, help="PNG path for a joint-trajectory plot")
     parser.add_argument("--record", default=None, help="USD path (.usd/.usda/.usdc) for a recording of the rollout")
-    parser.add_argument("--record_envs", type=int, default=4, help="robots to record (the first ones)")
+    parser.add_argument("--record_envs", type=int, default=None, help="robots to record (the first ones; default: "
+                        "min(4, envs))")  # fmt: skip
     parser.add_argument("--record_steps", type=int, default=None, help="steps to record (default: one episode)")
     parser.add_argument("--record_geometry", choices=("all", "visual"), default="all",
                         help="the model's shapes on the robot's bodies: all of them, or only those flagged visible")
@@ -144,16 +148,43 @@ def main():
     parser.add_argument("--viz", default=None, help="Isaac Lab visualizers, comma-separated: newton_gl, rerun, viser")
     parser.add_argument("--video", default=None, help="animated GIF of the newton_gl visualizer (needs --viz newton_gl)")
     parser.add_argument("--video_length", type=int, default=200, help="steps in the video")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of a usage, checkpoint or bundle error")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
     if (args.checkpoint is None) == (args.onnx is None):
         parser.error("give exactly one of --checkpoint and --onnx")
     if args.onnx and args.record_grad_horizon > 0:
         parser.error("--record_grad_horizon differentiates the policy: it needs --checkpoint, not --onnx")
+    if args.episodes < 1:
+        parser.error(f"--episodes must be >= 1, got {args.episodes}")
+    if args.num_envs is not None and args.num_envs < 1:
+        parser.error(f"--num_envs must be >= 1, got {args.num_envs}")
+    num_envs = args.episodes if args.num_envs is None else args.num_envs
+    if args.record_envs is None:
+        args.record_envs = min(4, num_envs)
+    elif not 1 <= args.record_envs <= num_envs:
+        parser.error(f"--record_envs must be in [1, {num_envs}] (the envs played), got {args.record_envs}")
     torch.set_num_threads(1)
+    try:
+        play(args, num_envs)
+    except (RunError, CheckpointError, BundleMismatchError) as err:
+        if args.debug:
+            raise
+        raise SystemExit(f"[play] error: {err}") from None
+
+
+def play(args, num_envs: int) -> None:
+    check_device(args.device)
+    if args.onnx:
+        open_bundle(args.onnx)  # before the env is built: a missing or unreadable bundle fails fast
+    else:
+        written_by, _ = checkpoint_algorithm(args.checkpoint)
+        if written_by != args.algo:
+            raise RunError(f"checkpoint {args.checkpoint} was written by {ALGO_NAMES[written_by]}, not "
+                           f"{ALGO_NAMES[args.algo]}: play it with --algo {written_by}")  # fmt: skip
     env_cfg, agent_cfg = resolve_task_cfgs(args.task, AGENT_ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
-    env_cfg.num_envs = args.episodes if args.num_envs is None else args.num_envs
+    env_cfg.num_envs = num_envs
     env_cfg.solver_cfg.contact_model = args.contact_model
     viz = [v for v in args.viz.split(",") if v] if args.viz else []
     if args.video and "newton_gl" not in viz:
@@ -167,8 +198,6 @@ def main():
             raise SystemExit(f"[play] {err}") from err
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     if args.onnx:
-        from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy
-
         try:
             policy = OnnxBundlePolicy(args.onnx, env)
         except BundleMismatchError as err:

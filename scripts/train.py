@@ -40,8 +40,10 @@ from isaaclab.utils.seed import configure_seed
 
 from isaaclab_diffsim.deploy import dump_params, export_bundle
 from isaaclab_diffsim.rl import distributed
+from isaaclab_diffsim.rl.checkpoints import CheckpointError
 from isaaclab_diffsim.rl.interrupts import exit_code
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
+from isaaclab_diffsim.rl.run_checks import RunError, check_device, check_resume, refuse_overwrite, resolve_resume
 from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 from isaaclab_diffsim.utils.run_dir import new_run_dir
 
@@ -57,17 +59,25 @@ def parse_args():
     parser.add_argument("--num_envs", type=int, default=None)
     parser.add_argument("--max_iterations", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--resume", default=None, help="checkpoint file to resume from")
+    parser.add_argument("--resume", default=None,
+                        help="checkpoint file to resume from, or 'auto': the latest checkpoint of --log_dir")  # fmt: skip
     parser.add_argument("--log_root", default="logs")
     parser.add_argument("--log_dir", default=None, help="exact run directory (default: <log_root>/<algo>/<experiment>/<time>)")
     parser.add_argument("--eval_episodes", type=int, default=64, help="first episode of each env (see evaluate())")
     parser.add_argument("--eval_on_interrupt", action="store_true", help="export and evaluate even when interrupted")
     parser.add_argument("--torch_threads", type=int, default=1, help="Warp's CPU kernels run on one thread")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of a usage or checkpoint error")
     parser.add_argument("overrides", nargs="*", help="env.<field>=value / agent.<field>=value")
     return parser.parse_args()
 
 
 def configure(args):
+    if args.max_iterations is not None and args.max_iterations < 1:
+        raise RunError(f"--max_iterations must be >= 1, got {args.max_iterations} (to evaluate a checkpoint without "
+                       "training: scripts/play.py --checkpoint CKPT)")  # fmt: skip
+    if args.num_envs is not None and args.num_envs < 1:
+        raise RunError(f"--num_envs must be >= 1, got {args.num_envs}")
+    check_device(args.device)
     env_cfg, agent_cfg = resolve_task_cfgs(args.task, AGENT_ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     if args.num_envs is not None:
@@ -152,8 +162,24 @@ def main():
         args.device, rank = info.device, info.rank
     try:
         run(args, rank)
+    except (RunError, CheckpointError) as err:
+        if args.debug:
+            raise
+        raise SystemExit(f"[train] error: {err}") from None
     finally:
         distributed.shutdown()
+
+
+def preflight(args, env_cfg, agent_cfg) -> None:
+    """Everything that can be checked before the env is built: the checkpoint to resume and the run folder."""
+    args.resume = resolve_resume(args.resume, args.log_dir)
+    if args.resume is None:
+        args.resume = resume_path(args, agent_cfg)
+    if args.resume is not None:
+        for line in check_resume(args.resume, args.algo, env_cfg, agent_cfg):
+            print(f"[train] resume: differs from the checkpoint's settings: {line}", flush=True)
+    if args.log_dir:
+        refuse_overwrite(args.log_dir, args.resume)
 
 
 def run(args, rank: int) -> None:
@@ -161,7 +187,7 @@ def run(args, rank: int) -> None:
     env_cfg.seed = env_cfg.seed + rank  # each rank its own envs and noise; rank 0's networks are broadcast
     configure_seed(env_cfg.seed)  # torch, numpy, python (checkpoints store all three)
     torch.set_num_threads(args.torch_threads)
-    args.resume = resume_path(args, agent_cfg)
+    preflight(args, env_cfg, agent_cfg)
     if rank > 0:
         log_dir = None  # rank 0 alone logs, checkpoints, exports and evaluates
     elif args.log_dir:

@@ -255,6 +255,8 @@ def test_submission_writes_job_script_and_refuses_to_mix_runs(tmp_path, fakes):
         (["--bogus"], "unknown option '--bogus'"),
         (["--gpus", "0"], "--gpus must be a positive integer"),
         (["--time", "1:00"], "--time must be HH:MM:SS"),
+        (["--time", "00:99:99"], "--time must be HH:MM:SS, a duration"),
+        (["--time", "00:00:00"], "--time must be HH:MM:SS, a duration"),
         (["--time", "00:01:00", "--signal_lead", "120"], "must be shorter than --time"),
         (["--mem", "64"], "--mem must look like 64G"),
         (["--requeue"], "--requeue needs --total_iterations"),

@@ -168,3 +168,43 @@ def test_env_cfg_without_solver_cfg_is_refused_naming_it():
     old.pop("solver_cfg")
     with pytest.raises(ValueError, match="no 'solver_cfg'"):
         build_io(env, old, {"algorithm": "shac"})
+
+
+def _hashes(folder) -> dict:
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_failed_export_leaves_the_old_bundle_whole(bundle, tmp_path, monkeypatch):
+    import shutil
+
+    import isaaclab_diffsim.deploy.bundle as bundle_module
+
+    env, pol, out = bundle
+    target = tmp_path / "exported"
+    target.mkdir()
+    for name in ("policy.onnx", "policy.pt", "io.yaml"):
+        shutil.copy(out / name, target / name)
+    before = _hashes(target)
+
+    def full_disk(io, path):
+        raise OSError(28, "No space left on device", path)
+
+    monkeypatch.setattr(bundle_module, "write_io", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        export_bundle(env, random_policy(env, seed=1), str(target), env.cfg.to_dict(), "shac")
+    assert _hashes(target) == before, "a failed export must not touch the old bundle"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exported"], "the staging folder is removed"
+    monkeypatch.undo()
+    export_bundle(env, random_policy(env, seed=1), str(target), env.cfg.to_dict(), "shac")
+    after = _hashes(target)
+    assert set(after) == set(before) and after["policy.onnx"] != before["policy.onnx"], "a good export replaces it"
+
+
+def test_export_refuses_a_folder_with_other_files(bundle, tmp_path):
+    env, pol, _ = bundle
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="holds files other than a bundle"):
+        export_bundle(env, pol, str(tmp_path), env.cfg.to_dict(), "shac")
+    assert (tmp_path / "notes.txt").read_text() == "mine"

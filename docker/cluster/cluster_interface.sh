@@ -35,6 +35,13 @@ job() {
     PBS) script=submit_job_pbs.sh ;;
     *) die "CLUSTER_JOB_SCHEDULER must be SLURM or PBS, got '$CLUSTER_JOB_SCHEDULER'" ;;
   esac
+  local arg
+  for arg in "$@"; do
+    [ "$arg" = "--" ] && break
+    case "$arg" in  # answered here: nothing to submit, so no connection to the login node
+      --dry-run | -h | --help) bash "$cluster_dir/$script" "$@"; return ;;
+    esac
+  done
   ssh "$CLUSTER_LOGIN" "mkdir -p '$CLUSTER_SCRIPTS_DIR'"
   rsync -a "$cluster_dir/" "$CLUSTER_LOGIN:$CLUSTER_SCRIPTS_DIR/"
   local quoted

@@ -100,7 +100,7 @@ validate_options() {
   [ "$OPT_REQUEUE" = 0 ] || [ -n "$OPT_TOTAL" ] || die "--requeue needs --total_iterations (the run's end)"
   case "$OPT_MEM" in [1-9]*[GM]) is_count "${OPT_MEM%[GM]}" || die "--mem must look like 64G or 512M, got '$OPT_MEM'" ;;
     *) die "--mem must look like 64G or 512M, got '$OPT_MEM'" ;; esac
-  WALLTIME_S=$(walltime_seconds "$OPT_TIME") || die "--time must be HH:MM:SS, got '$OPT_TIME'"
+  WALLTIME_S=$(walltime_seconds "$OPT_TIME") || die "--time must be HH:MM:SS, a duration (minutes and seconds below 60, not zero), got '$OPT_TIME'"
   [ "$OPT_LEAD" -lt "$WALLTIME_S" ] || die "--signal_lead ($OPT_LEAD s) must be shorter than --time ($OPT_TIME)"
   case "$OPT_RUN" in '' | */* | .*) die "--run must be a plain directory name, got '$OPT_RUN'" ;; esac
   [ -n "$OPT_IMAGE" ] || die "no image: pass --image or set CLUSTER_SIF_PATH (docker/cluster/.env.cluster)"
@@ -137,6 +137,8 @@ walltime_seconds() {
   IFS=: read -r h m s <<< "$1"
   case "$h$m$s" in '' | *[!0-9]*) return 1 ;; esac
   [ ${#m} -eq 2 ] && [ ${#s} -eq 2 ] || return 1
+  [ $((10#$m)) -lt 60 ] && [ $((10#$s)) -lt 60 ] || return 1  # minutes and seconds of a duration
+  [ $((10#$h * 3600 + 10#$m * 60 + 10#$s)) -gt 0 ] || return 1
   echo $((10#$h * 3600 + 10#$m * 60 + 10#$s))
 }
 

@@ -43,10 +43,18 @@ def job_times(directory: str) -> dict:
     return {"count": len(walls), "wall_s": sum(walls)}
 
 
+def experiment_names() -> list[str]:
+    return sorted(f[: -len(".yaml")] for f in os.listdir(os.path.join(REPO, "configs", "experiment")) if f.endswith(".yaml"))
+
+
 def main(argv: list[str]) -> None:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
+        print("experiments: " + ", ".join(experiment_names()))
         return
+    if not any(a.startswith(("experiment=", "+experiment=")) for a in argv):
+        raise SystemExit("choose an experiment: scripts/experiments/run.py experiment=<name> (each trains for up to "
+                         "hours); experiments: " + ", ".join(experiment_names()))  # fmt: skip
     try:
         with initialize_config_dir(config_dir=os.path.join(REPO, "configs"), version_base="1.3"):
             cfg = compose(config_name="run", overrides=argv)
@@ -81,4 +89,9 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except KeyboardInterrupt:
+        print("[experiment] interrupted: completed runs are kept, interrupted ones saved their last iteration; rerun "
+              "the same command to continue", file=sys.stderr)  # fmt: skip
+        sys.exit(130)

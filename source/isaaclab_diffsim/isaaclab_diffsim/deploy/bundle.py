@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import torch
 from torch import nn
@@ -30,22 +32,51 @@ def export_bundle(env, policy: nn.Module, out_dir: str, train_env_cfg: dict, alg
     ``policy`` maps raw observations (gait clock included when the env has one) to actions, on the CPU;
     ``train_env_cfg`` is the env cfg of training as a dict (its contact model and gait go into io.yaml).
     """
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = os.path.abspath(out_dir)
+    parent = os.path.dirname(out_dir)
+    names = {"onnx": "policy.onnx", "torchscript": "policy.pt", "io": "io.yaml"}
+    if os.path.isdir(out_dir) and set(os.listdir(out_dir)) - set(names.values()):
+        raise FileExistsError(f"bundle folder {out_dir} holds files other than a bundle's {sorted(names.values())}: "
+                              "choose a new or empty folder")  # fmt: skip
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise FileExistsError(f"bundle folder {out_dir} is a file")
+    os.makedirs(parent, exist_ok=True)
     controller = controller_for_env(env, policy, action_clip)
     io = build_io(env, train_env_cfg, {"algorithm": algorithm, "action_clip": action_clip})
     num_obs = io["controller"]["inputs"][0]["shape"][1]
     obs, step = torch.zeros(1, num_obs), torch.zeros(1, 1)
-    paths = {k: os.path.join(out_dir, f) for k, f in
-             (("onnx", "policy.onnx"), ("torchscript", "policy.pt"), ("io", "io.yaml"))}  # fmt: skip
-    with torch.no_grad():
-        torch.onnx.export(
-            controller, (obs, step), paths["onnx"], input_names=["obs", "step"],
-            output_names=["joint_pos_target", "actions"], opset_version=ONNX_OPSET, dynamo=False,
-            dynamic_axes={"obs": {0: "N"}, "step": {0: "N"}, "joint_pos_target": {0: "N"}, "actions": {0: "N"}},
-        )
-        torch.jit.script(controller).save(paths["torchscript"])
-    write_io(io, paths["io"])
-    return paths
+    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.writing-", dir=parent)
+    try:  # written beside the bundle, then swapped in: a failed export leaves the old bundle whole
+        staged = {k: os.path.join(staging, f) for k, f in names.items()}
+        with torch.no_grad():
+            torch.onnx.export(
+                controller, (obs, step), staged["onnx"], input_names=["obs", "step"],
+                output_names=["joint_pos_target", "actions"], opset_version=ONNX_OPSET, dynamo=False,
+                dynamic_axes={"obs": {0: "N"}, "step": {0: "N"}, "joint_pos_target": {0: "N"}, "actions": {0: "N"}},
+            )
+            torch.jit.script(controller).save(staged["torchscript"])
+        write_io(io, staged["io"])
+        _swap_in(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return {k: os.path.join(out_dir, f) for k, f in names.items()}
+
+
+def _swap_in(staging: str, out_dir: str) -> None:
+    """Replace ``out_dir`` by the complete ``staging`` folder (renames on one file system)."""
+    if not os.path.exists(out_dir):
+        os.rename(staging, out_dir)
+        return
+    old = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.old-", dir=os.path.dirname(out_dir))
+    os.rmdir(old)
+    os.rename(out_dir, old)
+    try:
+        os.rename(staging, out_dir)
+    except BaseException:
+        os.rename(old, out_dir)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def dump_params(log_dir: str, env_cfg, agent_cfg) -> None:

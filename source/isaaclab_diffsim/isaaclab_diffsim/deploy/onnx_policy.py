@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import yaml
 
 from .io_spec import BundleMismatchError, OBSERVATION_TERMS, check_env_matches, read_io
 
@@ -16,6 +17,34 @@ def _rotate_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     u, w = q[:, :3], q[:, 3:4]
     t = 2.0 * np.cross(u, v)
     return v - w * t + np.cross(u, t)
+
+
+def open_bundle(bundle_dir: str, env=None):
+    """``(io, session)`` of a bundle folder: its io.yaml and an onnxruntime session of its ONNX controller.
+    Raises BundleMismatchError naming the folder when it is missing, lacks a file, does not match ``env`` (when
+    given; checked before the ONNX file is read), or the ONNX file is not a readable model (truncated, corrupt)."""
+    import onnxruntime as ort
+
+    if not os.path.isdir(bundle_dir):
+        raise BundleMismatchError(f"{bundle_dir}: no such bundle folder (expected policy.onnx and io.yaml in it)")
+    io_path = os.path.join(bundle_dir, "io.yaml")
+    if not os.path.isfile(io_path):
+        raise BundleMismatchError(f"{bundle_dir} holds no io.yaml: not a deployment bundle (scripts/export.py)")
+    try:
+        io = read_io(io_path)
+    except (OSError, yaml.YAMLError) as err:
+        raise BundleMismatchError(f"{io_path}: cannot be read ({err})") from err
+    if env is not None:
+        check_env_matches(io, env)
+    onnx_path = os.path.join(bundle_dir, io["controller"]["files"]["onnx"])
+    if not os.path.isfile(onnx_path):
+        raise BundleMismatchError(f"{bundle_dir}: io.yaml names {onnx_path}, which does not exist")
+    try:
+        session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    except Exception as err:  # noqa: BLE001 - onnxruntime raises its own exception types for unreadable models
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise BundleMismatchError(f"{onnx_path} is not a readable ONNX model (truncated or corrupt?): {first}") from err
+    return io, session
 
 
 class OnnxBundlePolicy:
@@ -29,13 +58,8 @@ class OnnxBundlePolicy:
     """
 
     def __init__(self, bundle_dir: str, env):
-        import onnxruntime as ort
-
-        self.io = read_io(os.path.join(bundle_dir, "io.yaml"))
-        check_env_matches(self.io, env)
+        self.io, self.session = open_bundle(bundle_dir, env)
         self.env = env
-        self.session = ort.InferenceSession(os.path.join(bundle_dir, self.io["controller"]["files"]["onnx"]),
-                                            providers=["CPUExecutionProvider"])  # fmt: skip
         want = int(self.io["controller"]["inputs"][0]["shape"][1])
         got = self.session.get_inputs()[0].shape[1]
         if got != want:

@@ -44,6 +44,19 @@ def previous_checkpoint(path: str) -> str | None:
     return os.path.join(d, max(found)[1]) if found else None
 
 
+def latest_checkpoint(run_dir: str) -> str | None:
+    """The checkpoint with the highest iteration in ``run_dir``: ``model_<it>.pt``, or ``model_<it>_interrupted.pt``
+    (what an interrupt saves) when no regular one has as many iterations. None if there is none."""
+    if not os.path.isdir(run_dir):
+        return None
+    found = []
+    for f in os.listdir(run_dir):
+        m = _NUMBERED.match(f)
+        if m is not None:
+            found.append((int(m.group(1)), m.group(2) is None, os.path.join(run_dir, f)))
+    return max(found)[2] if found else None
+
+
 def env_cfg_dict(env) -> dict | None:
     """The env's config as plain data (what checkpoints store, readable with ``weights_only=True``); None if the env
     has no configclass ``cfg``."""

@@ -7,6 +7,21 @@ import os
 ALGOS = ("shac", "ppo")
 # the gym registry key of each algorithm's agent config
 AGENT_ENTRY = {"shac": "shac_cfg_entry_point", "ppo": "rsl_rl_cfg_entry_point"}
+ALGO_NAMES = {"shac": "SHAC", "ppo": "rsl_rl PPO"}
+
+
+def checkpoint_algorithm(path: str) -> tuple[str, dict]:
+    """Which runner wrote ``path`` (``"shac"`` or ``"ppo"``), and the loaded checkpoint (CheckpointError if
+    neither, or if the file cannot be read)."""
+    from .checkpoints import checkpoint_error, load_checkpoint
+    from .ppo_runner import DiffOnPolicyRunner
+    from .shac import ShacRunner
+
+    state = load_checkpoint(path, (), "SHAC or rsl_rl PPO", map_location="cpu")
+    for algo, keys in (("shac", ShacRunner.CHECKPOINT_KEYS), ("ppo", DiffOnPolicyRunner.CHECKPOINT_KEYS)):
+        if all(k in state for k in keys):
+            return algo, state
+    raise checkpoint_error(path, f"neither a SHAC nor an rsl_rl PPO checkpoint (it has {sorted(state)[:8]}...)")
 
 
 def load_policy(algo: str, env, agent_cfg, checkpoint: str, device: str):

@@ -44,10 +44,15 @@ def _shapes_where(model: newton.Model, mask: np.ndarray, values: np.ndarray | No
     return f"shapes {shown}" + (" ..." if idx.size > 5 else "")
 
 
-def _shape_material(name: str, default: float) -> Callable[[newton.Model], str | None]:
+def _shape_material(name: str, *accepted: float) -> Callable[[newton.Model], str | None]:
+    """Colliding shapes whose ``name`` is none of the ``accepted`` values."""
+
     def check(model: newton.Model) -> str | None:
         values = getattr(model, name).numpy()
-        return _shapes_where(model, _colliding(model) & ~np.isclose(values, default, rtol=1e-6, atol=0.0), values)
+        ok = np.zeros(values.shape, dtype=bool)
+        for a in accepted:
+            ok |= np.isclose(values, a, rtol=1e-6, atol=0.0)
+        return _shapes_where(model, _colliding(model) & ~ok, values)
 
     return check
 
@@ -145,14 +150,15 @@ UNHONOURED: tuple[Unhonoured, ...] = (
     ),
     Unhonoured(
         "shape_material_mu_torsional",
-        "torsional friction is not modelled (point contacts); leave ShapeConfig.mu_torsional at "
-        f"{_DEFAULT_SHAPE.mu_torsional}",
-        _shape_material("shape_material_mu_torsional", _DEFAULT_SHAPE.mu_torsional),
+        "torsional friction is not modelled (point contacts: it is 0); set ShapeConfig.mu_torsional to 0 (Newton's "
+        f"default {_DEFAULT_SHAPE.mu_torsional} is accepted and has no effect)",
+        _shape_material("shape_material_mu_torsional", 0.0, _DEFAULT_SHAPE.mu_torsional),
     ),
     Unhonoured(
         "shape_material_mu_rolling",
-        f"rolling friction is not modelled; leave ShapeConfig.mu_rolling at {_DEFAULT_SHAPE.mu_rolling}",
-        _shape_material("shape_material_mu_rolling", _DEFAULT_SHAPE.mu_rolling),
+        "rolling friction is not modelled (it is 0); set ShapeConfig.mu_rolling to 0 (Newton's default "
+        f"{_DEFAULT_SHAPE.mu_rolling} is accepted and has no effect)",
+        _shape_material("shape_material_mu_rolling", 0.0, _DEFAULT_SHAPE.mu_rolling),
     ),
     Unhonoured(
         "shape_flags (HYDROELASTIC)",
