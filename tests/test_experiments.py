@@ -12,9 +12,9 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 from isaaclab_diffsim.experiments import table1
-from isaaclab_diffsim.experiments.jobs import Job, run_jobs
 from isaaclab_diffsim.experiments.results_page import write_result, write_results_page
-from isaaclab_diffsim.experiments.training import latest_checkpoint
+from orchestration.jobs import Job, run_jobs
+from orchestration.training import latest_checkpoint
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = os.path.join(REPO, "configs")

@@ -16,8 +16,9 @@ import time
 
 import torch
 
-from isaaclab_diffsim.experiments.policy_env import add_policy_arguments, contact_models, make_policy_env
 from isaaclab_diffsim.rl.evaluation import evaluate
+
+from policy_env import add_policy_arguments, contact_models, make_policy_env
 
 
 def main():

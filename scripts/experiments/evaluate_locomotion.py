@@ -25,8 +25,9 @@ import numpy as np
 import torch
 
 from isaaclab_diffsim.experiments import gait_measures as gm
-from isaaclab_diffsim.experiments.policy_env import add_policy_arguments, contact_models, make_policy_env
 from isaaclab_diffsim.rl.evaluation import evaluate
+
+from policy_env import add_policy_arguments, contact_models, make_policy_env
 
 CONTACT_FORCE_N = 1.0
 """A foot is in contact when its normal contact force is above this (Isaac Lab's contact-sensor threshold)."""

@@ -1,4 +1,4 @@
-"""Falling-mass experiment: reproduces the paper's claim 2 (its falling-mass figure).
+"""Falling-mass experiment: the paper's claim 1 (its falling-mass figure).
 
 A sphere (radius 0.1 m) is dropped from initial centre height h0 onto a ground plane and simulated
 for ``duration`` seconds with SolverMoreauGS. For every h0 on a grid we record the final height and

@@ -17,7 +17,7 @@ import os
 import numpy as np
 import torch
 
-from isaaclab_diffsim.experiments.policy_env import add_policy_arguments, contact_models, make_policy_env
+from policy_env import add_policy_arguments, contact_models, make_policy_env
 
 
 @torch.no_grad()

@@ -7,7 +7,9 @@
 Configs are composed by hydra from configs/run.yaml, configs/experiment/<name>.yaml and configs/size/<name>.yaml;
 any key can be overridden (``key=value``; unknown keys are refused). Training runs live in
 logs/experiments/<experiment>/ and are reused when complete (an interrupted run resumes from its latest checkpoint);
-results land in results/<experiment>/ (result.json, PNGs, the composed config) and in docs/results.md.
+results land in results/<experiment>/ (result.json, PNGs, the composed config) and in docs/results.md. Each
+experiment kind's driver (the jobs it runs) is a module of orchestration/ beside this script; the tables and
+figures come from ``isaaclab_diffsim.experiments``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from omegaconf import OmegaConf
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KINDS = {
-    "table1": "isaaclab_diffsim.experiments.table1",
-    "gait": "isaaclab_diffsim.experiments.gait",
-    "script": "isaaclab_diffsim.experiments.script_experiment",
-    "sample_efficiency": "isaaclab_diffsim.experiments.sample_efficiency",
-    "recipe": "isaaclab_diffsim.experiments.recipe",
+    "table1": "orchestration.table1",
+    "gait": "orchestration.gait",
+    "script": "orchestration.script_experiment",
+    "sample_efficiency": "orchestration.sample_efficiency",
+    "recipe": "orchestration.recipe",
 }
 
 
@@ -66,8 +68,8 @@ def main(argv: list[str]) -> None:
     if kind not in KINDS:
         raise SystemExit(f"experiment {exp.get('name')!r}: unknown kind {kind!r} (known: {sorted(KINDS)})")
 
-    from isaaclab_diffsim.experiments.context import ExperimentContext
     from isaaclab_diffsim.experiments.results_page import machine_description, write_result, write_results_page
+    from orchestration.context import ExperimentContext
 
     out_dir = os.path.join(REPO, cfg.results_dir, exp["name"])
     ctx = ExperimentContext(REPO, os.path.join(REPO, cfg.runs_dir), out_dir, size)

@@ -1,20 +1,9 @@
-"""A recipe study: SHAC runs that each change one factor from a baseline, evaluated as locomotion controllers.
-
-Every run trains with the experiment's ``base_overrides`` plus its own, on its seeds; its evaluation
-(``scripts/experiments/evaluate_locomotion.py``) runs in hard contact with the same ``env.*`` overrides and reports
-tracking, falls, the gait measures and the drift under a zero command.
-"""
+"""A recipe study's summary: SHAC runs that each change one factor from a baseline, evaluated as locomotion
+controllers in hard contact (tracking, falls, gait measures, drift under a zero command)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
-
-from .context import ExperimentContext
-from .jobs import Job, python, run_and_load, run_jobs
-from .table1 import trained_checkpoint
-from .training import training_job
 
 COLUMNS = (
     ("return", lambda m: np.mean(m["returns"]), "{:.1f}"),
@@ -31,40 +20,6 @@ COLUMNS = (
 
 def _mean(values) -> float:
     return float(np.mean(values)) if len(values) else float("nan")
-
-
-def run_overrides(exp: dict, spec: dict) -> list[str]:
-    return [*exp.get("base_overrides", []), *spec.get("overrides", [])]
-
-
-def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Job]:
-    jobs = {}
-    for run, spec in exp["runs"].items():
-        for seed in spec.get("seeds", exp["seeds"]):
-            directory = os.path.join(ctx.runs_dir, exp["name"], run, f"seed{seed}")
-            jobs[(run, seed)] = training_job(
-                ctx.repo, directory, f"train {run} seed {seed}", algo="shac", task=exp["task"], seed=seed,
-                num_envs=spec.get("num_envs", ctx.size["num_envs"]),
-                iterations=spec.get("iterations", ctx.size["shac_iterations"]), device=ctx.size["device"],
-                overrides=run_overrides(exp, spec),
-            )  # fmt: skip
-    return jobs
-
-
-def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job]) -> dict:
-    jobs = {}
-    for (run, seed), tjob in trained.items():
-        directory = os.path.join(tjob.directory, "locomotion")
-        env_overrides = [o for o in run_overrides(exp, exp["runs"][run]) if o.startswith("env.")]
-        argv = [
-            python(), os.path.join(ctx.repo, "scripts", "experiments", "evaluate_locomotion.py"),
-            "--task", exp["eval_task"], "--algo", "shac", "--checkpoint", trained_checkpoint(tjob),
-            "--num_envs", str(ctx.size["eval_envs"]), "--device", ctx.size["device"],
-            "--gait_command", str(exp["gait_command"]), "--out", os.path.join(directory, "locomotion.json"),
-            *env_overrides,
-        ]  # fmt: skip
-        jobs[(run, seed)] = Job(f"evaluate {run} seed {seed}", directory, argv)
-    return jobs
 
 
 def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]:
@@ -86,24 +41,3 @@ def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]
         rows.append(f"| {run} | {factor} | {', '.join(map(str, seeds))} | " + " | ".join(cells) + " |")
     return "\n".join(rows), numbers
 
-
-def run(ctx: ExperimentContext, exp: dict) -> dict:
-    trained = training_jobs(ctx, exp)
-    run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
-    loaded = run_and_load(evaluation_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], "locomotion.json")
-    table, numbers = summarize(exp, loaded)
-    base = " ".join(f"`{o}`" for o in exp.get("base_overrides", [])) or "none"
-    return {
-        "tables": [
-            f"Each run: SHAC on `{exp['task']}` with the base overrides {base} plus the run's factor, "
-            f"{ctx.size['shac_iterations']} iterations unless the factor says otherwise. Evaluated in hard contact: "
-            f"return, tracking error and falls over the first episode of {ctx.size['eval_envs']} envs (play "
-            f"commands); gait measures over 10 s at {exp['gait_command']} m/s forward (envs that did not fall, first "
-            "2 s dropped): the dominant period of the joint trajectories and their autocorrelation there, "
-            "touchdowns per foot per second, mean air phase, highest foot lift; stand drift: base displacement "
-            "over 10 s at a zero command.\n\n" + table
-        ],
-        "numbers": numbers,
-        "training_wall_s": {f"{r} seed {s}": job.result()["wall_s"] for (r, s), job in trained.items()},
-        "checkpoints": {f"{r} seed {s}": trained_checkpoint(job) for (r, s), job in trained.items()},
-    }

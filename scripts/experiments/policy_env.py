@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..rl.policy_loading import AGENT_ENTRY, ALGOS, load_policy
-from ..solver import CONTACT_MODELS
+from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, ALGOS, load_policy
+from isaaclab_diffsim.solver import CONTACT_MODELS
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser, contact_models: str, num_envs: int) -> None:
@@ -36,7 +36,7 @@ def make_policy_env(args, configure=None):
     import gymnasium as gym
     import torch
 
-    from ..utils.cli import resolve_task_cfgs
+    from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
     if not os.path.isfile(args.checkpoint):
         raise SystemExit(f"checkpoint not found: {args.checkpoint}")

@@ -6,31 +6,10 @@ import json
 import os
 import shutil
 
+from isaaclab_diffsim.experiments.script_results import summary_table
+
 from .context import ExperimentContext
 from .jobs import Job, python, run_jobs
-
-
-def _summary_table(data: dict) -> str:
-    if "summary" in data:  # falling_mass.py
-        rows = ["| measure | value |", "| --- | --- |"]
-        for key, value in data["summary"].items():
-            if isinstance(value, dict):
-                value = ", ".join(f"{k} {v:.4g}" for k, v in value.items())
-            elif isinstance(value, float):
-                value = f"{value:.4g}"
-            rows.append(f"| {key} | {value} |")
-        return "\n".join(rows)
-    if "results" in data:  # gradient_norm_vs_horizon.py
-        models = list(data["results"])
-        horizons = [r["horizon"] for r in data["results"][models[0]]]
-        rows = ["| horizon | " + " | ".join(f"{m}: grad norm mean +- std" for m in models) + " |",
-                "| --- |" + " --- |" * len(models)]  # fmt: skip
-        for i, h in enumerate(horizons):
-            cells = [f"{data['results'][m][i]['grad_norm_mean']:.4g} +- {data['results'][m][i]['grad_norm_std']:.2g}"
-                     for m in models]  # fmt: skip
-            rows.append(f"| {h} | " + " | ".join(cells) + " |")
-        return "\n".join(rows)
-    raise ValueError(f"no summary or results in the script's JSON (keys {sorted(data)})")
 
 
 def run(ctx: ExperimentContext, exp: dict) -> dict:
@@ -56,5 +35,5 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
             figures.append(name)
         elif name.endswith(".json"):
             with open(src) as f:
-                tables.append(_summary_table(json.load(f)))
+                tables.append(summary_table(json.load(f)))
     return {"tables": tables, "figures": figures}
