@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import glob
 import os
-import re
+
+from isaaclab_diffsim.rl.checkpoints import latest_checkpoint
 
 from .jobs import Job, python
 
-
-def latest_checkpoint(run_dir: str) -> str | None:
-    """The checkpoint with the highest iteration in ``run_dir``: ``model_<it>.pt``, or ``model_<it>_interrupted.pt``
-    (what an interrupt saves) when no regular one has as many iterations. None if there is none."""
-    found = []
-    for path in glob.glob(os.path.join(run_dir, "model_*.pt")):
-        m = re.fullmatch(r"model_(\d+)(_interrupted)?\.pt", os.path.basename(path))
-        if m:
-            found.append((int(m.group(1)), m.group(2) is None, path))
-    return max(found)[2] if found else None
+__all__ = ["latest_checkpoint", "source_checkpoint", "training_job"]
 
 
 def training_job(
