@@ -18,7 +18,7 @@ import warp as wp
 
 import newton
 
-from ....assets.anymal_c import LEGS, urdf_joint_limits
+from ....assets.anymal_c_urdf import LEGS, urdf_joint_limits
 from ....assets.robot_layout import RobotLayout
 from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
 from ....envs.seeding import global_rng_seeded
