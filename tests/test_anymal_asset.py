@@ -8,12 +8,14 @@ import pytest
 import newton
 
 try:
-    from isaaclab_diffsim.assets import anymal_c as A, anymal_c_urdf
+    from isaaclab_diffsim.assets import anymal_c as A
+    from isaaclab_diffsim.assets import anymal_c_urdf
 except ImportError:  # package not installed in the venv: use the source tree
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source" / "isaaclab_diffsim"))
-    from isaaclab_diffsim.assets import anymal_c as A, anymal_c_urdf
+    from isaaclab_diffsim.assets import anymal_c as A
+    from isaaclab_diffsim.assets import anymal_c_urdf
 
 COLLIDE = int(newton.ShapeFlags.COLLIDE_SHAPES)
 
