@@ -9,11 +9,13 @@ import newton
 
 try:
     from isaaclab_diffsim.assets import anymal_c as A
+    from isaaclab_diffsim.assets import anymal_c_urdf
 except ImportError:  # package not installed in the venv: use the source tree
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source" / "isaaclab_diffsim"))
     from isaaclab_diffsim.assets import anymal_c as A
+    from isaaclab_diffsim.assets import anymal_c_urdf
 
 COLLIDE = int(newton.ShapeFlags.COLLIDE_SHAPES)
 
@@ -34,7 +36,7 @@ def test_urdf_path():
 
 
 def test_urdf_missing_message(monkeypatch):
-    monkeypatch.setattr(A, "_URDF_REL", Path("no/such/anymal.urdf"))
+    monkeypatch.setattr(anymal_c_urdf, "_URDF_REL", Path("no/such/anymal.urdf"))
     with pytest.raises(FileNotFoundError, match="example-robot-data"):
         A.anymal_c_urdf_path()
 

@@ -13,8 +13,8 @@ from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy, expor
 from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.shac import ShacRunner
-from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
-from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.flat_diff_env_cfg import (
+from isaaclab_diffsim.tasks.direct.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import (
     AnymalCFlatDiffEnvCfg,
     AnymalCFlatDiffEnvCfg_PLAY,
 )

@@ -17,7 +17,7 @@ from tensordict import TensorDict
 
 from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.envs.rsl_rl_wrapper import DiffEnvRslRlWrapper
-from isaaclab_diffsim.tasks.locomotion.velocity.config.anymal_c.agents.rsl_rl_ppo_cfg import (
+from isaaclab_diffsim.tasks.direct.anymal_c.agents.rsl_rl_ppo_cfg import (
     AnymalCFlatDiffPPORunnerCfg,
 )
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .anymal_c import LEGS, anymal_c_urdf_path
+from .anymal_c_urdf import LEGS, anymal_c_urdf_path
 
 logger = logging.getLogger(__name__)
 

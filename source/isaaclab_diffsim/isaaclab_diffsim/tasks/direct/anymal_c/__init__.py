@@ -1,14 +1,55 @@
-"""ANYmal C flat velocity tracking as a differentiable direct env (gym id ``DiffSim-Velocity-Flat-AnymalC-Direct``)."""
+"""ANYmal C flat velocity tracking as a differentiable direct env; registers ``DiffSim-Velocity-Flat-AnymalC-Direct``
+(+ ``-Play``) with gymnasium, for SHAC and PPO.
 
-from .diff_velocity_env import DiffVelocityEnv
-from .diff_velocity_env_cfg import (
-    DiffCommandsCfg,
-    DiffEventsCfg,
-    DiffGaitCfg,
-    DiffObservationsCfg,
-    DiffRewardsCfg,
-    DiffVelocityEnvCfg,
-)
+The env and its configs are imported on first use (``from isaaclab_diffsim.tasks.direct.anymal_c import
+DiffVelocityEnv``), so registering the task ids stays light.
+"""
 
-__all__ = ["DiffCommandsCfg", "DiffEventsCfg", "DiffGaitCfg", "DiffObservationsCfg", "DiffRewardsCfg", "DiffVelocityEnv",
-           "DiffVelocityEnvCfg"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+import gymnasium as gym
+
+from . import agents  # noqa: F401
+
+if TYPE_CHECKING:
+    from .diff_velocity_env import DiffVelocityEnv
+    from .diff_velocity_env_cfg import (
+        DiffCommandsCfg,
+        DiffEventsCfg,
+        DiffGaitCfg,
+        DiffObservationsCfg,
+        DiffRewardsCfg,
+        DiffVelocityEnvCfg,
+    )
+
+_EXPORTS = {
+    "DiffVelocityEnv": "diff_velocity_env",
+    **{name: "diff_velocity_env_cfg" for name in ("DiffCommandsCfg", "DiffEventsCfg", "DiffGaitCfg",
+                                                   "DiffObservationsCfg", "DiffRewardsCfg", "DiffVelocityEnvCfg")},
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+
+
+_AGENTS = {
+    "shac_cfg_entry_point": f"{__name__}.agents.shac_cfg:AnymalCFlatShacRunnerCfg",
+    "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:AnymalCFlatDiffPPORunnerCfg",
+}
+
+for _task, _env_cfg in (("DiffSim-Velocity-Flat-AnymalC-Direct", "AnymalCFlatDiffEnvCfg"),
+                        ("DiffSim-Velocity-Flat-AnymalC-Direct-Play", "AnymalCFlatDiffEnvCfg_PLAY")):
+    gym.register(
+        id=_task,
+        entry_point=f"{__name__}:DiffVelocityEnv",
+        disable_env_checker=True,
+        kwargs={"env_cfg_entry_point": f"{__name__}.flat_diff_env_cfg:{_env_cfg}", **_AGENTS},
+    )

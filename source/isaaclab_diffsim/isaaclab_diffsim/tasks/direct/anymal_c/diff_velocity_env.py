@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import torch
 import warp as wp
@@ -19,23 +20,25 @@ from isaaclab.utils.noise import UniformNoiseCfg
 from ....assets.anydrive import ACTUATOR_PRESETS, per_joint
 from ....assets.anymal_c import build_anymal_c_model
 from ....envs.diff_direct_env import DiffDirectRLEnv
-from ....envs.rotations import quat_rotate, quat_rotate_inverse, yaw_quat
+from ....envs.rotations import quat_rotate, quat_rotate_inverse
 from ....envs.seeding import global_rng_seeded
 from ....solver import SolverMoreauGS
+from .builder_events import BuilderEvents
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg
 
-NQ, ND, NLEG = 19, 18, 12
+if TYPE_CHECKING:
+    from .scene_model import AnymalCScene
 
 
 class DiffVelocityEnv(DiffDirectRLEnv):
-    """ANYmal C: obs (N, 48), actions (N, 12) joint-position offsets (scaled by ``action_scale``).
+    """ANYmal C: obs (N, 12 + 3 x joints), actions (N, joints) joint-position offsets (scaled by ``action_scale``);
+    48 and 12 for ANYmal C's 12 joints.
 
     With the optional gait clock (``cfg.gait.period_s > 0``) the observation has 50 entries: (sin, cos) of the phase
     are appended.
     """
 
     cfg_class = DiffVelocityEnvCfg
-    num_actions = NLEG
     STATE_FIELDS = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time",
                     "push_time", "heading_target", "is_heading_env", "is_standing_env", "prev_foot_centre")  # fmt: skip
 
@@ -46,21 +49,26 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         super().__init__(cfg, render_mode, **overrides)
         cfg, n, dev = self.cfg, self.num_envs, self.device
         model, layout = self.model, self.layout
+        nd, nj = layout.dofs_per_world, layout.num_joints
+        self._check_sizes()
         self.default_q = self.q[0].clone()
         self.env_origins = self._env_origins()
         self.default_leg = self.q[0, 7:].clone()
-        self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(n, ND)[0, 6:].clone()
-        self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(n, ND)[0, 6:].clone()
+        self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(n, nd)[0, 6:].clone()
+        self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(n, nd)[0, 6:].clone()
         self._configure_actuator()
-        self._apply_startup_events()
+        self.events: BuilderEvents | AnymalCScene = self._build_events()
+        """The startup, reset and push events: Isaac Lab's event functions on the scene's Articulation
+        (``asset_source="isaaclab"``) or :class:`BuilderEvents`; one interface."""
+        self.events.apply_startup_events()
         self.foot_bodies = torch.as_tensor(layout.foot_bodies, device=dev).long()
         self.foot_centers = torch.tensor(layout.foot_centers, device=dev).repeat(n, 1)
         self.gait_offsets = torch.tensor(cfg.gait.phase_offsets, device=dev)
         self.joint_legs = torch.tensor(layout.joint_legs(), device=dev)
         self.foot_radius = layout.foot_radius
 
-        self.qd = torch.zeros(n, ND, device=dev)
-        self.last_actions = torch.zeros(n, NLEG, device=dev)
+        self.qd = torch.zeros(n, nd, device=dev)
+        self.last_actions = torch.zeros(n, nj, device=dev)
         self.commands = torch.zeros(n, 3, device=dev)
         self.heading_target = torch.zeros(n, device=dev)
         self.is_heading_env = torch.zeros(n, dtype=torch.bool, device=dev)
@@ -102,7 +110,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _configure_actuator(self) -> None:
         """The PD gains per joint (``kp_leg``, ``kd_leg``) and, with ``cfg.actuator_preset``, the preset's gains,
         armature and joint friction written into the model the solver steps (and into ``layout``)."""
-        n, names = self.num_envs, self.layout.joint_names
+        n, names, nd = self.num_envs, self.layout.joint_names, self.layout.dofs_per_world
         nj = len(names)
         if not self.cfg.actuator_preset:
             self.kp_leg = torch.full((nj,), float(self.cfg.kp), device=self.device)
@@ -116,12 +124,30 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         model = self.model
         for array, values in ((model.joint_target_ke, kp), (model.joint_target_kd, kd),
                               (model.joint_friction, friction), (model.joint_armature, [preset.armature] * nj)):
-            wp.to_torch(array, requires_grad=False).view(n, ND)[:, 6:] = torch.tensor(values, device=self.device)
+            wp.to_torch(array, requires_grad=False).view(n, nd)[:, 6:] = torch.tensor(values, device=self.device)
         self.layout = dataclasses.replace(self.layout, stiffness=tuple(kp), damping=tuple(kd))
         self.sim.notify_model_changed(0)
 
     def _num_observations(self) -> int:
         return int(self.cfg.observation_space) + (2 if self.cfg.gait.period_s > 0 else 0)
+
+    def _observation_terms(self) -> dict[str, slice]:
+        """Entries of each term of the observation (Isaac Lab's flat-MDP terms, before the gait clock), sized by the
+        layout's joint count."""
+        nj = self.layout.num_joints
+        sizes = {"base_lin_vel": 3, "base_ang_vel": 3, "projected_gravity": 3, "velocity_commands": 3,
+                 "joint_pos": nj, "joint_vel": nj, "actions": nj}  # fmt: skip
+        terms, start = {}, 0
+        for name, size in sizes.items():
+            terms[name], start = slice(start, start + size), start + size
+        return terms
+
+    def _check_sizes(self) -> None:
+        """The config's observation and action sizes must be those of the model's layout."""
+        obs = self._observation_terms()["actions"].stop
+        if (self.cfg.observation_space, self.cfg.action_space) != (obs, self.layout.num_joints):
+            raise ValueError(f"observation_space and action_space are {obs} and {self.layout.num_joints} for this "
+                             f"model, got {self.cfg.observation_space!r}, {self.cfg.action_space!r}")
 
     def close(self) -> None:
         """Release the Isaac Lab simulation context of ``asset_source='isaaclab'`` (nothing otherwise)."""
@@ -178,7 +204,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
 
     def _reset_idx(self, envs: torch.Tensor) -> None:
         with torch.no_grad():
-            q_new, qd_new = self._sample_reset_state(envs)
+            q_new, qd_new = self.events.apply_reset_events(envs, self.common_step_counter)
+        q_new, qd_new = q_new.to(self.device), qd_new.to(self.device)
         d = envs[:, None]
         self.q = torch.where(d, q_new, self.q)
         self.qd = torch.where(d, qd_new, self.qd)
@@ -220,15 +247,17 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             obs = torch.cat([obs, torch.sin(angle)[:, None], torch.cos(angle)[:, None]], 1)
         return obs
 
-    NOISY_TERMS = {"base_lin_vel": slice(0, 3), "base_ang_vel": slice(3, 6), "projected_gravity": slice(6, 9),
-                   "joint_pos": slice(12, 24), "joint_vel": slice(24, 36)}  # fmt: skip
-    """Observation entries of the terms ``cfg.observations`` can corrupt (commands and last actions: none)."""
+    NOISY_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel")
+    """The observation terms ``cfg.observations`` can corrupt (commands and last actions: none)."""
 
     def _observation_noise(self) -> UniformNoiseCfg:
-        """The terms' noise configs as one Isaac Lab ``UniformNoiseCfg`` over the 48 entries (per-entry bounds, 0
-        where a term has none), so one call of its function corrupts the whole observation."""
-        lo, hi = torch.zeros(48, device=self.device), torch.zeros(48, device=self.device)
-        for name, entries in self.NOISY_TERMS.items():
+        """The terms' noise configs as one Isaac Lab ``UniformNoiseCfg`` over the observation's entries (per-entry
+        bounds, 0 where a term has none), so one call of its function corrupts the whole observation."""
+        terms = self._observation_terms()
+        size = terms["actions"].stop
+        lo, hi = torch.zeros(size, device=self.device), torch.zeros(size, device=self.device)
+        for name in self.NOISY_TERMS:
+            entries = terms[name]
             noise = getattr(self.cfg.observations, name)
             if noise is None:
                 continue
@@ -251,7 +280,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return torch.remainder(self.episode_length_buf.float() * self.step_dt / self.cfg.gait.period_s, 1.0)
 
     def trajectory_generator_offsets(self) -> torch.Tensor:
-        """Joint-target offsets (num_envs, 12) of the gait's trajectory generator at the current state's phase:
+        """Joint-target offsets (num_envs, joints) of the gait's trajectory generator at the current state's phase:
         ``joint_swing_scale * max(sin(2 pi phase_f), 0) * default_leg`` for the joints of leg f."""
         return self.cfg.gait.joint_swing_scale * self._swing_profile(0)[:, self.joint_legs] * self.default_leg
 
@@ -354,23 +383,6 @@ class DiffVelocityEnv(DiffDirectRLEnv):
 
         return torch.as_tensor(grid_transforms(self.num_envs, self.cfg.env_spacing)[0], device=self.device)
 
-    def _sample_reset_state(self, envs: torch.Tensor):
-        """Reset joint state (rows outside the bool mask ``envs`` are to be ignored). ``asset_source="isaaclab"``:
-        Isaac Lab's ``reset_root_state_uniform`` and ``reset_joints_by_scale`` on the scene's Articulation (seeded from
-        the env's generator); otherwise the same distributions drawn here (joints not clamped to soft limits)."""
-        if self.isaaclab_scene is not None:
-            seed = self._draw_seed()
-            q, qd = self.isaaclab_scene.apply_reset_events(envs, seed, self.common_step_counter)
-            return q.to(self.device), qd.to(self.device)
-        n, ev = self.num_envs, self.cfg.events
-        q = self.default_q.expand(n, NQ).clone()
-        yaw = self._uniform((n,), -math.pi, math.pi)
-        q[:, 3:7] = yaw_quat(yaw)
-        q[:, 7:] = self.default_leg * self._uniform((n, NLEG), *ev.reset_joint_scale_range)
-        qd = torch.zeros(n, ND, device=self.device)
-        qd[:, :6] = self._uniform((n, 6), -ev.reset_base_velocity, ev.reset_base_velocity)
-        return q, qd
-
     def _sample_commands(self, envs: torch.Tensor) -> None:
         """Resample the commands of the envs in the mask ``envs`` (Isaac Lab's draws: velocities, heading, whether
         the env tracks a heading, whether it stands)."""
@@ -445,45 +457,23 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.push_time -= self.step_dt
         push = self.push_time <= 0.0
         if push.any() and self.cfg.events.push_velocity > 0.0:
-            v = self.cfg.events.push_velocity
-            if self.isaaclab_scene is not None:  # Isaac Lab's push_by_setting_velocity on the Articulation
-                seed = self._draw_seed()
-                kick = self.isaaclab_scene.apply_push(push, v, seed).to(self.device)
-                self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
-                return kick
-            kick = torch.zeros_like(self.qd)
-            kick[:, 0:2] = self._uniform((self.num_envs, 2), -v, v)
+            kick = self.events.apply_push(push, self.cfg.events.push_velocity).to(self.device)
             self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
-            return kick * push[:, None]
+            return kick
         return None
 
-    @torch.no_grad()
-    def _apply_startup_events(self):
-        """Per-env foot friction, base mass (inertia scaled alike) and base CoM, written into the model, which the
-        solver reads. ``asset_source="isaaclab"``: Isaac Lab's event functions on the scene's Articulation."""
-        ev, n = self.cfg.events, self.num_envs
+    def _build_events(self) -> BuilderEvents | AnymalCScene:
+        """The event source of the model: the Isaac Lab scene with its ``EventManager`` (startup events seeded with
+        ``cfg.seed``, resets and pushes with seeds from the env's generator), or :class:`BuilderEvents` drawing from
+        the env's generator. Refuses a base-mass range that can make the base's mass <= 0."""
+        ev = self.cfg.events
         mass = wp.to_torch(self.model.body_mass, requires_grad=False)
         base = torch.as_tensor(self.layout.base_body, device=self.device).long()
         lightest = float(mass[base].min()) + ev.base_mass_add_range[0]
         if lightest <= 0.0:
             raise ValueError(f"events.base_mass_add_range {ev.base_mass_add_range!r} can make the base mass {lightest:g}"
                              " kg (must stay > 0)")
-        if self.isaaclab_scene is not None:
-            self.isaaclab_scene.build_event_manager(ev)
-            self.isaaclab_scene.apply_startup_events(seed=self.cfg.seed)
-            return
-        mu = wp.to_torch(self.model.shape_material_mu, requires_grad=False)
-        feet = torch.as_tensor(self.layout.foot_shapes, device=self.device).long()
-        mu[feet.reshape(-1)] = self._uniform((n, 1), *ev.foot_friction_range).expand(n, 4).reshape(-1)
-        new_mass = mass[base] + self._uniform((n,), *ev.base_mass_add_range)
-        inertia = wp.to_torch(self.model.body_inertia, requires_grad=False)
-        inertia[base] *= (new_mass / mass[base])[:, None, None]  # a uniform-density body: I scales with m
-        mass[base] = new_mass
-        inv_mass = wp.to_torch(self.model.body_inv_mass, requires_grad=False)
-        inv_mass[base] = 1.0 / new_mass
-        inv_inertia = wp.to_torch(self.model.body_inv_inertia, requires_grad=False)
-        inv_inertia[base] = torch.linalg.inv(inertia[base])
-        com = wp.to_torch(self.model.body_com, requires_grad=False)
-        lo = torch.tensor([ev.base_com_range.get(k, (0.0, 0.0))[0] for k in "xyz"], device=self.device)
-        hi = torch.tensor([ev.base_com_range.get(k, (0.0, 0.0))[1] for k in "xyz"], device=self.device)
-        com[base] += self._uniform((n, 3), 0.0, 1.0) * (hi - lo) + lo
+        if self.isaaclab_scene is None:
+            return BuilderEvents(self.model, self.layout, ev, self.default_q, self._uniform)
+        self.isaaclab_scene.build_event_manager(ev, seed=self.cfg.seed, draw_seed=self._draw_seed)
+        return self.isaaclab_scene

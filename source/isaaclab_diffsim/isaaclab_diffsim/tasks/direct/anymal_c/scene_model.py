@@ -11,6 +11,7 @@ joint indexing read from the scene's ``Articulation``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -18,7 +19,7 @@ import warp as wp
 
 import newton
 
-from ....assets.anymal_c import LEGS, urdf_joint_limits
+from ....assets.anymal_c_urdf import LEGS, urdf_joint_limits
 from ....assets.robot_layout import RobotLayout
 from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
 from ....envs.seeding import global_rng_seeded
@@ -160,9 +161,11 @@ class AnymalCScene:
             qd_start=worlds * nd,
         )
 
-    def build_event_manager(self, events) -> None:
+    def build_event_manager(self, events, seed: int, draw_seed: Callable[[], int]) -> None:
         """Isaac Lab's ``EventManager`` with Isaac Lab's event functions and the ranges of ``events``
-        (:class:`DiffEventsCfg`), acting on the scene's ``Articulation``:
+        (:class:`DiffEventsCfg`), acting on the scene's ``Articulation``. The functions draw from torch's global
+        generator, seeded for each call: with ``seed`` for the startup events, with a ``draw_seed()`` (a seed from the
+        env's generator) for each reset and push. The terms:
 
         - startup: ``randomize_rigid_body_material`` (the feet), ``randomize_rigid_body_mass`` (the base,
           ``operation="add"``, ``recompute_inertia=True``), ``randomize_rigid_body_com`` (the base);
@@ -205,23 +208,25 @@ class AnymalCScene:
         }  # fmt: skip
         self.event_env = _EventEnv(self)
         self.event_manager = EventManager(terms, self.event_env)
+        self._startup_seed, self._draw_seed = int(seed), draw_seed
 
-    def apply_startup_events(self, seed: int) -> None:
-        """Apply the startup events; the model changes they report are passed on to ``solver``. Their samples come
-        from torch's global generator, seeded with ``seed`` for the call and restored afterwards."""
+    def apply_startup_events(self) -> None:
+        """Apply the startup events; the model changes they report are passed on to ``solver``."""
         from isaaclab_newton.physics import NewtonManager
 
-        with global_rng_seeded(self.device, seed):
+        with global_rng_seeded(self.device, self._startup_seed):
             self.event_manager.apply(mode="startup")
         for change in NewtonManager._model_changes:  # what NewtonManager.step would pass on before its next step
             self.solver.notify_model_changed(change)
         NewtonManager._model_changes = set()
 
-    def apply_reset_events(self, envs: torch.Tensor, seed: int, step_count: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Apply the reset events to the envs of the bool mask ``envs``; return the joint state they wrote, (q, qd)
-        for all envs with the base in each env's own frame (rows of other envs are stale: merge by ``envs``)."""
+    def apply_reset_events(self, envs: torch.Tensor, step_count: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Apply the reset events to the envs of the bool mask ``envs`` (``step_count``: the env's step counter, for
+        the event manager); return the joint state they wrote, (q, qd) for all envs with the base in each env's own
+        frame (rows of other envs are stale: merge by ``envs``)."""
         from isaaclab_newton.physics import NewtonManager
 
+        seed = self._draw_seed()
         with global_rng_seeded(self.device, seed):
             self.event_manager.apply(mode="reset", env_ids=envs.nonzero().view(-1), global_env_step_count=step_count)
         state = NewtonManager.get_state_0()  # where the Articulation's root and joint bindings point
@@ -231,7 +236,7 @@ class AnymalCScene:
         q[:, 0:3] -= self.env_origins
         return q, qd
 
-    def apply_push(self, envs: torch.Tensor, velocity: float, seed: int) -> torch.Tensor:
+    def apply_push(self, envs: torch.Tensor, velocity: float) -> torch.Tensor:
         """Isaac Lab's ``push_by_setting_velocity`` (base x and y velocity changes uniform in +-``velocity``) on the
         envs of the bool mask ``envs``; returns the joint-velocity change it wrote into the state, (num_envs, dofs),
         zero outside ``envs`` (the env adds it to its own differentiable state)."""
@@ -239,6 +244,7 @@ class AnymalCScene:
         from isaaclab.managers import SceneEntityCfg
         from isaaclab_newton.physics import NewtonManager
 
+        seed = self._draw_seed()
         n = self.scene.num_envs
         qd = wp.to_torch(NewtonManager.get_state_0().joint_qd, requires_grad=False).view(n, -1)
         before = qd.clone()

@@ -1,1 +1,1 @@
-"""Learning-library configurations of the ANYmal C tasks."""
+"""Learning-library configurations of the manager-based ANYmal C task."""

@@ -2,7 +2,7 @@
 
 from isaaclab.utils import configclass
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnvCfg
+from .diff_velocity_env_cfg import DiffVelocityEnvCfg
 
 
 @configclass

@@ -1,0 +1,1 @@
+"""Learning-library configurations of the differentiable ANYmal C task."""
