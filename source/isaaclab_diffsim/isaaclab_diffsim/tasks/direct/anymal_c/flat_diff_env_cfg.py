@@ -7,20 +7,20 @@ from .diff_velocity_env_cfg import DiffVelocityEnvCfg
 
 @configclass
 class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
-    """Isaac Lab's flat ANYmal C rewards on the smoothed contact model, with the settings SHAC walks with on CPU.
+    """Isaac Lab's flat ANYmal C rewards on the smoothed contact model, with a trot generator and forward commands.
 
     What differs from :class:`DiffVelocityEnvCfg` (Isaac Lab's flat MDP) and why:
 
     - ``gait``: a 0.6 s trot clock in the observation, the foot-height reference term and the joint-space
-      trajectory generator (``joint_swing_scale=1.0``, about 9 cm of foot lift). Without a stepping pattern SHAC's
-      policies stand still: the analytic gradient of the velocity reward over a short horizon asks for a lean, not
-      for a step, and the critic, fitted on a standing policy, pulls the actor back to standing.
+      trajectory generator (``joint_swing_scale=1.0``, about 9 cm of foot lift): the analytic gradient of the
+      velocity reward over a short horizon asks for a lean, not for a step; the generator supplies the step
+      (``env.gait.period_s=0 env.gait.joint_swing_scale=0`` removes both; docs/results.md "recipe").
     - ``kp=80``: at ANYdrive's kp 40 the legs sag about 0.6 rad under the robot's weight, and with the trajectory
       generator folding two legs at a time the robot sits down within seconds even with zero actions.
-    - ``solver_cfg.kappa=200``: a wider sigmoid than the class default (1000); policies trained with it evaluated better in
-      hard contact in our runs.
-    - forward commands only (``lin_vel_y`` and ``ang_vel_z`` fixed at 0, no heading command, no standing envs): the
-      CPU budget of one hour, and what the evaluation measures. Override ``env.commands.lin_vel_y=(-1.0,1.0)``,
+    - ``solver_cfg.kappa=200``: a wider sigmoid than the class default (1000): the contact weight is still 0.12 at
+      1 cm of separation (4.5e-5 at kappa 1000), so a lifted foot keeps a gradient towards the ground.
+    - forward commands only (``lin_vel_y`` and ``ang_vel_z`` fixed at 0, no heading command, no standing envs):
+      what the evaluation measures. Override ``env.commands.lin_vel_y=(-1.0,1.0)``,
       ``env.commands.heading_command=true`` etc. for Isaac Lab's omnidirectional commands.
 
     The model is built by Isaac Lab (``asset_source="isaaclab"``: InteractiveScene with ``ANYMAL_C_DIFFSIM_CFG``,

@@ -9,9 +9,8 @@ from isaaclab_diffsim.rl.shac import ShacRunnerCfg
 class AnymalCFlatShacRunnerCfg(ShacRunnerCfg):
     """SHAC on ANYmal C: horizon 12, the paper's value on ANYmal; actor learning rate 1e-3 (half SHAC's 2e-3: the
     heavy robot's gradients are large); 1000 iterations. ``algorithm.max_actor_grad_norm=100`` is a safety net
-    only: with the converging contact solve and its implicit adjoint the actor's gradient norm stays around
-    0.01-1 (an actor step above the limit would be skipped, not clipped: clipping keeps the size of such a step,
-    not a useful direction)."""
+    far above the usual gradient norm (an actor step above the limit is skipped, not clipped: clipping keeps the
+    size of such a step, not a useful direction)."""
 
     experiment_name: str = "anymal_c_flat_diffsim"
     horizon: int = 12

@@ -24,11 +24,11 @@ class AnymalCFlatDiffSimEnvCfg(AnymalCFlatEnvCfg):
       instead of the actuator net, whose weights live on the asset server);
     - a local ground-plane USD (friction 1.0 like the task's terrain material) instead of the grid plane, and no
       sky light or MDL ground material (all three live on the asset server; nothing renders here);
-    - DiffSim presets collide only the foot spheres with the ground (the paper's one contact point per foot;
-      the URDF's cylinder colliders are not supported by the solver), so Isaac Lab's base-contact termination
+    - DiffSim presets collide only the foot spheres with the ground (the paper's one contact point per foot),
+      so Isaac Lab's base-contact termination
       cannot fire there: a ``base_too_low`` termination (0.3 m, as in the differentiable env) catches falls.
       ``env.sim.physics.solver_cfg.collider_shapes_expr='.*_FOOT/sphere|.*/base/box'`` adds the torso box (8
-      more contact points per robot, about 30% slower), and base contact terminates as in Isaac Lab.
+      more contact points per robot), and base contact terminates as in Isaac Lab.
       The ``newton_mjwarp`` preset keeps every collider of the asset.
     """
 
