@@ -123,9 +123,9 @@ def resume_path(args, agent_cfg) -> str | None:
 
 
 def train_shac(env, agent_cfg, log_dir, args):
-    from isaaclab_diffsim.rl.shac import ShacRunner
+    from isaaclab_diffsim.rl.shac import resolve_class
 
-    runner = ShacRunner(env, agent_cfg, log_dir=log_dir, device=args.device)
+    runner = resolve_class(agent_cfg.class_name)(env, agent_cfg, log_dir=log_dir, device=args.device)
     if args.resume:
         runner.load(args.resume)  # every rank (each restores its own RNG/env state when the file holds it)
         print(f"[train] resumed from {args.resume} at iteration {runner.current_learning_iteration}")

@@ -21,7 +21,7 @@ class DeployedController(nn.Module):
     joint position targets: ``default_joint_pos + action_scale * actions + gait offsets``.
 
     ``policy`` maps raw observations (with the gait clock when ``gait_period_s > 0``) to actions and holds its own
-    normaliser (e.g. :class:`~isaaclab_diffsim.rl.shac.shac.ShacInferencePolicy`). The trajectory generator
+    normaliser (e.g. :class:`~isaaclab_diffsim.rl.shac.ShacInferencePolicy`). The trajectory generator
     offsets of joint j of leg f are ``joint_swing_scale * max(sin(2 pi (phase + phase_offsets[f])), 0) *
     default_joint_pos[j]``.
     """

@@ -31,9 +31,9 @@ def load_policy(algo: str, env, agent_cfg, checkpoint: str, device: str):
     if not os.path.isfile(checkpoint):
         raise FileNotFoundError(f"checkpoint not found: {checkpoint}")
     if algo == "shac":
-        from .shac import ShacRunner
+        from .shac import resolve_class
 
-        runner = ShacRunner(env, agent_cfg, log_dir=None, device=device)
+        runner = resolve_class(agent_cfg.class_name)(env, agent_cfg, log_dir=None, device=device)
         runner.load(checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
         return runner.get_inference_policy()
     from .ppo_runner import make_ppo_runner

@@ -3,53 +3,19 @@ to recompute it (``scripts/tools/replay_horizon.py``).
 
 A snapshot is taken at every horizon start while capture is on (state dicts and the env state are small), so the
 file holds the networks and normaliser statistics the rollout used, not the ones after the update (the rollout
-normalises with the statistics frozen at its start; its observations enter them only after a valid update). The observation is stored too: the env may change its state after computing it (interval
-pushes, command resampling), so ``env.set_state`` could recompute a different one.
+normalises with the statistics frozen at its start; its observations enter them only after a valid update). The
+observation is stored too: the env may change its state after computing it (interval pushes, command resampling), so
+``env.set_state`` could recompute a different one.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import random
 
-import numpy as np
 import torch
 
-
-def detached(x):
-    """Detached copy of tensors nested in dicts, lists, tuples and named tuples (other values as they are)."""
-    if isinstance(x, torch.Tensor):
-        return x.detach().clone()
-    if isinstance(x, dict):
-        return {k: detached(v) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*(detached(v) for v in x))
-    if isinstance(x, (list, tuple)):
-        return type(x)(detached(v) for v in x)
-    return x
-
-
-def rng_states() -> dict:
-    """Torch (and CUDA when in use), numpy and python RNG states, as tensors and plain data (``weights_only``
-    loadable: numpy's key array is stored as an int64 tensor)."""
-    kind, key, pos, has_gauss, gauss = np.random.get_state()
-    numpy_state = (kind, torch.from_numpy(key.astype(np.int64)), int(pos), int(has_gauss), float(gauss))
-    rng = {"torch": torch.get_rng_state(), "numpy": numpy_state, "python": random.getstate()}
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        rng["cuda"] = torch.cuda.get_rng_state_all()
-    return rng
-
-
-def set_rng_states(rng: dict) -> None:
-    """Restore :func:`rng_states` (numpy's key array may also be an ndarray, as older checkpoints hold it)."""
-    torch.set_rng_state(rng["torch"].cpu())
-    kind, key, *rest = rng["numpy"]
-    key = key.cpu().numpy() if isinstance(key, torch.Tensor) else np.asarray(key)
-    np.random.set_state((kind, key.astype(np.uint32), *rest))
-    random.setstate(rng["python"])
-    if "cuda" in rng and torch.cuda.is_available() and len(rng["cuda"]) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all([s.cpu() for s in rng["cuda"]])
+from .state import detached, rng_states, set_rng_states
 
 
 def take_snapshot(runner) -> dict:

@@ -1,4 +1,5 @@
-"""``ShacRunner``: SHAC's rollout loop, logging, checkpoints and policy export (like rsl_rl's OnPolicyRunner).
+"""``ShacRunner``: SHAC's rollout loop, checkpoints and policy export (like rsl_rl's OnPolicyRunner); the
+logging is :class:`~.logger.ShacLogger`'s.
 
 The environment interface the runner needs (a differentiable vectorised env)::
 
@@ -30,19 +31,21 @@ import contextlib
 import os
 import signal
 import time
-from collections import deque
 from typing import Any
 
-import numpy as np
 import torch
 
 from .. import distributed
 from ..checkpoints import checkpoint_error, env_cfg_dict, load_checkpoint
 from ..interrupts import InterruptGuard, TrainingInterrupted
-from .capture import HorizonCapture, rng_states, set_rng_states
-from .capture import detached as _detached
-from .shac import SHAC, ShacInferencePolicy, sync_device
+from .capture import HorizonCapture
+from .export import export_policy
+from .logger import ShacLogger
+from .modules import ShacInferencePolicy
+from .resolve import resolve_class
+from .shac import SHAC, sync_device
 from .shac_cfg import ShacRunnerCfg
+from .state import detached, rng_states, set_rng_states, to_cpu, to_device
 
 
 class ShacRunner:
@@ -81,7 +84,8 @@ class ShacRunner:
 
         obs = self.env.reset()
         num_obs = int(getattr(env, "num_obs", obs.shape[-1]))
-        self.alg = SHAC(
+        alg_class: type[SHAC] = resolve_class(cfg.algorithm.class_name)
+        self.alg = alg_class(
             num_obs=num_obs,
             num_actions=int(env.num_actions),
             num_envs=self.num_envs,
@@ -104,16 +108,10 @@ class ShacRunner:
         self.interrupt_signal: int | None = None
         self.kappa: float | None = None
         """The kappa the last iteration ran with, when ``cfg.kappa_schedule`` is on."""
-        self.writer = None
         self.last_stats: dict[str, float] = {}
         self.capture = HorizonCapture(cfg, None if log_dir is None else os.path.join(log_dir, "bad_horizons"))
-
-        # Episode bookkeeping (detached), as in rsl_rl's Logger.
-        self._cur_return = torch.zeros(self.num_envs, device=self.device)
-        self._cur_length = torch.zeros(self.num_envs, device=self.device)
-        self._returns: deque[float] = deque(maxlen=100)
-        self._lengths: deque[float] = deque(maxlen=100)
-        self._ep_infos: list[dict] = []
+        samples_per_iteration = self.horizon * self.num_envs * self.world_size
+        self.logger = ShacLogger(log_dir, self.num_envs, samples_per_iteration, self.rank, self.device)
 
     # ------------------------------------------------------------------ training
 
@@ -136,11 +134,7 @@ class ShacRunner:
         :class:`HorizonCapture`). Times per iteration: forward (rollout), backward (the actor loss's, through the
         physics) and the rest of the update.
         """
-        if self.log_dir is not None and self.writer is None:
-            from torch.utils.tensorboard import SummaryWriter
-
-            os.makedirs(self.log_dir, exist_ok=True)
-            self.writer = SummaryWriter(log_dir=self.log_dir, flush_secs=10)
+        self.logger.init_logging_writer()
         self.alg.train_mode()
         self._broadcast_from_rank0()
         start_it = self.current_learning_iteration
@@ -168,8 +162,7 @@ class ShacRunner:
             self._on_interrupt(exc, start_state if self._in_rollout else None)
         finally:
             self._in_rollout = False
-            if self.writer is not None:
-                self.writer.flush()
+            self.logger.flush()
 
     def _broadcast_from_rank0(self) -> None:
         """With several ranks: rank 0's networks and normaliser everywhere (the ranks were seeded differently)."""
@@ -228,7 +221,11 @@ class ShacRunner:
 
         self.current_learning_iteration = it + 1
         self.wall_time += t2 - t0
-        self._log(it, end_it, stats, t1 - t0, t2 - t1)
+        self.logger.log(
+            it, end_it, stats, t1 - t0, t2 - t1, self.alg,
+            kappa=self.kappa, total_samples=self.total_samples, aborted_samples=self.aborted_samples,
+            wall_time=self.wall_time,
+        )  # fmt: skip
         self.capture.end(self, it + 1, stats, None if failed is None else str(failed))
 
         if self.alg.consecutive_nonfinite >= int(self.cfg.max_consecutive_nonfinite):
@@ -252,7 +249,7 @@ class ShacRunner:
             return
         if start_state is not None:  # interrupted inside a rollout: undo it
             set_rng_states(start_state["rng_state"])
-            self._set_episode_stats(start_state["episode_stats"])
+            self.logger.set_episode_state(start_state["episode_stats"])
             if "env_state" in start_state:
                 self.env.set_state(start_state["env_state"])
         if not self._writes_checkpoints:
@@ -262,7 +259,8 @@ class ShacRunner:
         path = os.path.join(self.log_dir or "", f"model_{self.current_learning_iteration}_interrupted.pt")
         self.save(path)
         if self.rank == 0:
-            print(f"[SHAC] interrupted ({intr}): saved iteration {self.current_learning_iteration} to {path}", flush=True)
+            it = self.current_learning_iteration
+            print(f"[SHAC] interrupted ({intr}): saved iteration {it} to {path}", flush=True)
 
     def _apply_kappa_schedule(self, it: int) -> None:
         """Set iteration ``it``'s kappa in the env's solver (``cfg.kappa_schedule``; nothing without one)."""
@@ -270,7 +268,8 @@ class ShacRunner:
         if not schedule.enabled:
             return
         if not hasattr(self.env, "set_kappa"):
-            raise TypeError(f"agent.kappa_schedule needs an env with set_kappa(value); {type(self.env).__name__} has none")
+            name = type(self.env).__name__
+            raise TypeError(f"agent.kappa_schedule needs an env with set_kappa(value); {name} has none")
         self.kappa = schedule.value(it)
         self.env.set_kappa(self.kappa)
 
@@ -309,7 +308,7 @@ class ShacRunner:
             obs = obs.to(self.device)
             self.alg.process_env_step(obs, rew, terminated.to(self.device), truncated.to(self.device), extras)
             if bookkeeping:
-                self._process_episode_stats(rew, terminated, truncated, extras)
+                self.logger.process_env_step(rew, terminated, truncated, extras)
 
     def compute_actor_loss(self) -> float:
         """The SHAC actor loss of one horizon from the env's current state, without any update.
@@ -336,108 +335,7 @@ class ShacRunner:
         norm = torch.nn.utils.get_total_norm([g for g in grads if g is not None])
         return float(loss.detach()), float(norm)
 
-    @torch.no_grad()
-    def _process_episode_stats(self, rew, terminated, truncated, extras) -> None:
-        done = (terminated | truncated).to(self.device)
-        self._cur_return += rew.detach().to(self.device).reshape(-1)
-        self._cur_length += 1
-        if bool(done.any()):
-            ids = done.nonzero(as_tuple=False).squeeze(-1)
-            self._returns.extend(self._cur_return[ids].cpu().tolist())
-            self._lengths.extend(self._cur_length[ids].cpu().tolist())
-            self._cur_return[ids] = 0.0
-            self._cur_length[ids] = 0.0
-        if extras is not None and extras.get("episode"):
-            self._ep_infos.append(extras["episode"])
-
-    # ------------------------------------------------------------------ logging
-
-    def _log(self, it: int, end_it: int, stats: dict[str, float], collect_time: float, learn_time: float) -> None:
-        returns = [r for r in self._returns if np.isfinite(r)]
-        mean_return = float(np.mean(returns)) if returns else float("nan")
-        mean_length = float(np.mean(self._lengths)) if self._lengths else float("nan")
-        fps = self.horizon * self.num_envs * self.world_size / max(collect_time + learn_time, 1e-9)
-
-        ep_means: dict[str, float] = {}
-        for key in {k for info in self._ep_infos for k in info}:
-            vals = []
-            for info in self._ep_infos:
-                if key not in info:
-                    continue
-                v = info[key]
-                v = v.detach().float().mean().item() if isinstance(v, torch.Tensor) else float(v)
-                vals.append(v)
-            if vals:
-                ep_means[key] = float(np.mean(vals))
-        self._ep_infos.clear()
-
-        w = self.writer
-        if w is not None:
-            for key, v in ep_means.items():
-                w.add_scalar(key if "/" in key else f"Episode/{key}", v, it)
-            w.add_scalar("Loss/actor", stats["actor_loss"], it)
-            w.add_scalar("Loss/critic", stats["critic_loss"], it)
-            w.add_scalar("Policy/grad_norm", stats["grad_norm"], it)
-            w.add_scalar("Policy/mean_std", stats["mean_std"], it)
-            w.add_scalar("Policy/nonfinite_skipped", stats["nonfinite"], it)
-            w.add_scalar("Policy/nonfinite_count", stats["nonfinite_count"], it)
-            w.add_scalar("Policy/exploding_skipped", stats["exploding_skipped"], it)
-            w.add_scalar("Policy/exploding_count", stats["exploding_count"], it)
-            w.add_scalar("LR/actor", self.alg.actor_lr, it)
-            w.add_scalar("LR/critic", self.alg.critic_lr, it)
-            if self.kappa is not None:
-                w.add_scalar("Env/kappa", self.kappa, it)
-            w.add_scalar("Train/mean_step_reward", stats["mean_step_reward"], it)
-            w.add_scalar("Train/target_value_mean", stats["target_value_mean"], it)
-            if returns:
-                w.add_scalar("Train/mean_reward", mean_return, it)
-                w.add_scalar("Train/mean_reward/samples", mean_return, self.total_samples)
-                w.add_scalar("Train/mean_reward/time", mean_return, int(self.wall_time))
-            if self._lengths:
-                w.add_scalar("Train/mean_episode_length", mean_length, it)
-            w.add_scalar("Perf/total_samples", self.total_samples, it)
-            w.add_scalar("Perf/aborted_samples", self.aborted_samples, it)
-            w.add_scalar("Perf/wall_time", self.wall_time, it)
-            w.add_scalar("Perf/fps", fps, it)
-            w.add_scalar("Perf/collection_time", collect_time, it)
-            w.add_scalar("Perf/learning_time", learn_time, it)
-            w.add_scalar("Perf/forward_time", stats["forward_time"], it)
-            w.add_scalar("Perf/backward_time", stats["backward_time"], it)
-            w.add_scalar("Perf/update_time", stats["update_time"], it)
-
-        if self.rank > 0:
-            return
-        skip = f" | SKIPPED (non-finite, {self.alg.consecutive_nonfinite} in a row)" if stats["nonfinite"] else ""
-        if stats["exploding_skipped"]:
-            skip += f" | actor step skipped (gradient norm above {self.alg.cfg.max_actor_grad_norm:g})"
-        ret_text = f"{mean_return:.3f}" if returns else "-"  # no episode has finished yet
-        kappa_text = f" | kappa {self.kappa:.4g}" if self.kappa is not None else ""
-        len_text = f"{mean_length:.1f}" if self._lengths else "-"
-        print(
-            f"[SHAC] it {it + 1}/{end_it} | samples {self.total_samples} | return {ret_text}"
-            f" | ep_len {len_text} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
-            f" | grad {stats['grad_norm']:.3g} | std {stats['mean_std']:.3f} | {fps:.0f} fps | fwd"
-            f" {stats['forward_time']:.2f} s bwd {stats['backward_time']:.2f} s upd {stats['update_time']:.2f} s"
-            f"{kappa_text}{skip}",
-            flush=True,
-        )
-
     # ------------------------------------------------------------------ checkpoints
-
-    def _episode_stats(self) -> dict:
-        return {
-            "cur_return": self._cur_return.clone(),
-            "cur_length": self._cur_length.clone(),
-            "returns": list(self._returns),
-            "lengths": list(self._lengths),
-        }
-
-    def _set_episode_stats(self, ep: dict) -> None:
-        self._cur_return.copy_(ep["cur_return"])
-        self._cur_length.copy_(ep["cur_length"])
-        self._returns = deque(ep["returns"], maxlen=100)
-        self._lengths = deque(ep["lengths"], maxlen=100)
-        self._ep_infos = []
 
     CHECKPOINT_KEYS = ("model_state_dict", "target_critic_state_dict", "actor_optimizer_state_dict",
                        "critic_optimizer_state_dict", "iter")  # fmt: skip
@@ -455,7 +353,7 @@ class ShacRunner:
         every rank's RNG/env/episode state in ``rank_states`` (a list in rank order); the other ranks write nothing.
         """
         own = self._rank_state()
-        rank_states = distributed.gather_objects_to_rank0(_to_cpu(own)) if self.world_size > 1 else None
+        rank_states = distributed.gather_objects_to_rank0(to_cpu(own)) if self.world_size > 1 else None
         self.last_checkpoint = path
         if self.alg.consecutive_nonfinite == 0:
             self.last_good_checkpoint = path
@@ -484,10 +382,10 @@ class ShacRunner:
     def _rank_state(self) -> dict:
         """What differs between ranks and what a rollout changes outside the networks (undone when one is interrupted):
         RNG states, episode statistics, and the env state if the env provides it."""
-        own = {"rng_state": rng_states(), "episode_stats": self._episode_stats()}
+        own = {"rng_state": rng_states(), "episode_stats": self.logger.episode_state()}
         if hasattr(self.env, "get_state") and hasattr(self.env, "set_state"):
             self.env.detach()
-            own["env_state"] = _detached(self.env.get_state())
+            own["env_state"] = detached(self.env.get_state())
         return own
 
     def load(self, path: str, load_optimizer: bool = True, restore_rng: bool = True, restore_env: bool = True) -> dict:
@@ -526,13 +424,14 @@ class ShacRunner:
             elif self.rank > 0:
                 own = {}
                 print(f"[SHAC] rank {self.rank}: {path} holds no state for rank {self.rank} of {self.world_size}"
-                      " (saved with another number of ranks): keeping this rank's seeded RNG and envs", flush=True)  # fmt: skip
+                      " (saved with another number of ranks): keeping this rank's seeded RNG and envs",
+                      flush=True)  # fmt: skip
         if load_optimizer and own.get("episode_stats") is not None:
-            self._set_episode_stats(_to_device(own["episode_stats"], self.device))
+            self.logger.set_episode_state(to_device(own["episode_stats"], self.device))
         if restore_rng and "rng_state" in own:
             set_rng_states(own["rng_state"])
         if restore_env and "env_state" in own and hasattr(self.env, "set_state"):
-            self.env.set_state(_to_device(own["env_state"], self.env.device))
+            self.env.set_state(to_device(own["env_state"], self.env.device))
         self.last_checkpoint = self.last_good_checkpoint = path
         return state.get("infos")
 
@@ -546,62 +445,9 @@ class ShacRunner:
         return pol
 
     def export(self, out_dir: str, onnx_filename: str = "policy.onnx", jit_filename: str = "policy.pt") -> dict:
-        """Export the deterministic policy (normaliser folded in) to ONNX and TorchScript.
-
-        Uses isaaclab_rl's ``export_policy_as_onnx``/``export_policy_as_jit`` (the policy is passed as an
-        rsl_rl-style module with ``actor`` and ``is_recurrent``, the normaliser separately); falls back to
-        ``torch.onnx``/``torch.jit`` if isaaclab_rl is not importable. The ONNX graph takes ``obs`` of shape
-        (1, num_obs) and returns ``actions`` (1, num_actions). Returns ``{"onnx": path, "jit": path}``.
-        """
-        os.makedirs(out_dir, exist_ok=True)
-        pol = self.get_inference_policy("cpu")
-        wrapper = _ExportablePolicy(pol.actor)
-        try:
-            from isaaclab_rl.rsl_rl.exporter import export_policy_as_jit, export_policy_as_onnx
-        except ImportError:
-            export_policy_as_jit = export_policy_as_onnx = None
-        if export_policy_as_onnx is not None:
-            export_policy_as_onnx(wrapper, out_dir, normalizer=pol.normalizer, filename=onnx_filename)
-            export_policy_as_jit(wrapper, pol.normalizer, out_dir, filename=jit_filename)
-        else:  # pragma: no cover - isaaclab_rl is a dependency of isaaclab
-            dummy = torch.zeros(1, pol.actor[0].in_features)
-            torch.onnx.export(pol, dummy, os.path.join(out_dir, onnx_filename), input_names=["obs"],
-                              output_names=["actions"], opset_version=18)  # fmt: skip
-            torch.jit.script(pol).save(os.path.join(out_dir, jit_filename))
-        return {"onnx": os.path.join(out_dir, onnx_filename), "jit": os.path.join(out_dir, jit_filename)}
+        """Export the deterministic policy (normaliser folded in) to ONNX and TorchScript (see
+        :func:`~isaaclab_diffsim.rl.shac.export.export_policy`). Returns ``{"onnx": path, "jit": path}``."""
+        return export_policy(self.get_inference_policy("cpu"), out_dir, onnx_filename, jit_filename)
 
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-
-
-def _to_cpu(x):
-    """Tensors nested in dicts/lists/tuples moved to the CPU (what is gathered between ranks)."""
-    return _map_tensors(x, lambda t: t.cpu())
-
-
-def _to_device(x, device):
-    return _map_tensors(x, lambda t: t.to(device))
-
-
-def _map_tensors(x, fn):
-    if isinstance(x, torch.Tensor):
-        return fn(x)
-    if isinstance(x, dict):
-        return {k: _map_tensors(v, fn) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*(_map_tensors(v, fn) for v in x))
-    if isinstance(x, (list, tuple)):
-        return type(x)(_map_tensors(v, fn) for v in x)
-    return x
-
-
-class _ExportablePolicy(torch.nn.Module):
-    """Adapter to the rsl_rl policy shape isaaclab_rl's exporters expect (``actor``, ``is_recurrent``)."""
-
-    is_recurrent = False
-
-    def __init__(self, actor: torch.nn.Sequential):
-        super().__init__()
-        self.actor = actor
+        self.logger.close()

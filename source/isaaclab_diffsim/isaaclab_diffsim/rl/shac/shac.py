@@ -1,4 +1,4 @@
-"""SHAC, short-horizon actor-critic (Xu et al., ICLR 2022): networks, losses and updates.
+"""SHAC, short-horizon actor-critic (Xu et al., ICLR 2022): losses and updates (the networks are in :mod:`.modules`).
 
 The split follows rsl_rl's PPO: the runner steps the environment and calls :meth:`SHAC.act` and
 :meth:`SHAC.process_env_step` for every step of a horizon, then :meth:`SHAC.update` once. Unlike PPO the
@@ -18,194 +18,15 @@ those target values (SHAC's ``compute_target_values``), with a soft-updated targ
 
 from __future__ import annotations
 
-import copy
 import math
 import time
-from typing import TYPE_CHECKING
 
 import torch
-import torch.nn as nn
 
 from .. import distributed
-
-if TYPE_CHECKING:
-    from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
-
-ACTIVATIONS = {
-    "elu": nn.ELU,
-    "relu": nn.ReLU,
-    "selu": nn.SELU,
-    "tanh": nn.Tanh,
-    "sigmoid": nn.Sigmoid,
-    "leaky_relu": nn.LeakyReLU,
-    "gelu": nn.GELU,
-    "silu": nn.SiLU,
-    "mish": nn.Mish,
-    "identity": nn.Identity,
-}
-
-
-def build_mlp(in_dim: int, hidden_dims: list[int], out_dim: int, activation: str, layer_norm: bool) -> nn.Sequential:
-    """A flat ``nn.Sequential``: Linear, activation[, LayerNorm] per hidden layer, then a Linear output.
-
-    Flat so that ``mlp[0].in_features`` is the input size (isaaclab_rl's ONNX exporter relies on it).
-    """
-    try:
-        act = ACTIVATIONS[activation.lower()]
-    except KeyError:
-        raise ValueError(f"Unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}") from None
-    layers: list[nn.Module] = []
-    dims = [in_dim, *hidden_dims]
-    for a, b in zip(dims[:-1], dims[1:]):
-        layers += [nn.Linear(a, b), act()]
-        if layer_norm:
-            layers.append(nn.LayerNorm(b))
-    layers.append(nn.Linear(dims[-1], out_dim))
-    return nn.Sequential(*layers)
-
-
-class RunningObsNormalizer(nn.Module):
-    """Running mean and variance of observations (parallel Welford merge, float64 statistics).
-
-    ``update`` takes detached data (rows with non-finite entries are ignored). Normalisation is
-    ``(x - mean) / sqrt(var + eps)``, computed in float32 from a snapshot (:meth:`snapshot`) so that the
-    statistics can change while a graph that used the old ones is still alive.
-    """
-
-    def __init__(self, num_obs: int, eps: float = 1e-5, clip: float | None = None, init_count: float = 1e-4):
-        super().__init__()
-        self.eps = float(eps)
-        self.clip = None if clip is None else float(clip)
-        self.register_buffer("mean", torch.zeros(num_obs, dtype=torch.float64))
-        self.register_buffer("var", torch.ones(num_obs, dtype=torch.float64))
-        self.register_buffer("count", torch.tensor(float(init_count), dtype=torch.float64))
-
-    @torch.no_grad()
-    def batch_moments(self, x: torch.Tensor) -> torch.Tensor:
-        """``[n, mean..., var...]`` (float64, population variance) of the finite rows of ``x``; zeros if none."""
-        x = x.detach().reshape(-1, self.mean.shape[0])
-        x = x[torch.isfinite(x).all(dim=1)].to(torch.float64)
-        n = x.shape[0]
-        if n == 0:
-            return torch.zeros(1 + 2 * self.mean.shape[0], dtype=torch.float64, device=self.mean.device)
-        n_t = torch.full((1,), float(n), dtype=torch.float64, device=x.device)
-        return torch.cat([n_t, x.mean(dim=0), x.var(dim=0, unbiased=False)])
-
-    @torch.no_grad()
-    def update(self, x: torch.Tensor) -> None:
-        self.update_from_moments(self.batch_moments(x))
-
-    @torch.no_grad()
-    def update_from_moments(self, moments: torch.Tensor) -> None:
-        """Merge a batch given by :meth:`batch_moments`; a (W, ...) stack (one row per rank) is first combined in
-        row order into the moments of the union of the batches."""
-        d = self.mean.shape[0]
-        if moments.dim() == 2:
-            counts, means, variances = moments[:, 0], moments[:, 1 : 1 + d], moments[:, 1 + d :]
-            n = float(counts.sum())
-            if n == 0:
-                return
-            w = (counts / n).unsqueeze(-1)
-            mean = (w * means).sum(dim=0)
-            var = (w * (variances + (means - mean).square())).sum(dim=0)
-            moments = torch.cat([counts.sum().reshape(1), mean, var])
-        n = float(moments[0])
-        if n == 0:
-            return
-        batch_mean, batch_var = moments[1 : 1 + d], moments[1 + d :]
-        delta = batch_mean - self.mean
-        total = self.count + n
-        m2 = self.var * self.count + batch_var * n + delta.square() * self.count * n / total
-        self.mean.add_(delta * n / total)
-        self.var.copy_(m2 / total)
-        self.count.copy_(total)
-
-    def snapshot(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Float32 (mean, std) copies of the current statistics."""
-        return self.mean.to(torch.float32).clone(), torch.sqrt(self.var + self.eps).to(torch.float32)
-
-    def normalize(self, x: torch.Tensor, stats: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
-        mean, std = self.snapshot() if stats is None else stats
-        y = (x - mean) / std
-        if self.clip is not None:
-            y = y.clamp(-self.clip, self.clip)
-        return y
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.normalize(x)
-
-
-class FrozenObsNormalizer(nn.Module):
-    """Export form of :class:`RunningObsNormalizer`: float32 ``(x - mean) / std`` (optionally clamped)."""
-
-    def __init__(self, mean: torch.Tensor, std: torch.Tensor, clip: float | None = None):
-        super().__init__()
-        self.register_buffer("mean", mean.detach().clone().to(torch.float32))
-        self.register_buffer("std", std.detach().clone().to(torch.float32))
-        self.use_clip = clip is not None
-        self.clip = float(clip) if clip is not None else 0.0
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = (x - self.mean) / self.std
-        if self.use_clip:
-            y = torch.clamp(y, -self.clip, self.clip)
-        return y
-
-
-class ShacActorCritic(nn.Module):
-    """Gaussian policy with a learned state-independent log-std, and a state-value critic.
-
-    ``actor`` maps (normalised) observations to the action mean, ``critic`` to a value; both are flat
-    ``nn.Sequential`` MLPs. ``is_recurrent`` is False (isaaclab_rl's exporters read it).
-    """
-
-    is_recurrent: bool = False
-
-    def __init__(self, num_obs: int, num_actions: int, cfg: ShacActorCriticCfg):
-        super().__init__()
-        self.cfg = cfg
-        self.actor = build_mlp(num_obs, list(cfg.actor_hidden_dims), num_actions, cfg.activation, cfg.layer_norm)
-        self.critic = build_mlp(num_obs, list(cfg.critic_hidden_dims), 1, cfg.activation, cfg.layer_norm)
-        self.log_std = nn.Parameter(torch.full((num_actions,), float(cfg.init_log_std)))
-        self.log_std_range = (float(cfg.log_std_range[0]), float(cfg.log_std_range[1]))
-        self.squash_actions = bool(cfg.squash_actions)
-
-    @property
-    def std(self) -> torch.Tensor:
-        return self.log_std.clamp(*self.log_std_range).exp()
-
-    def actor_parameters(self) -> list[nn.Parameter]:
-        return [*self.actor.parameters(), self.log_std]
-
-    def act(self, obs_n: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
-        """Action for the env from normalised obs: squash(mean + std * eps) (reparameterised) or squash(mean)."""
-        mu = self.actor(obs_n)
-        a = mu if deterministic else mu + self.std * torch.randn_like(mu)
-        return torch.tanh(a) if self.squash_actions else a
-
-    def evaluate(self, obs_n: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs_n).squeeze(-1)
-
-
-class ShacInferencePolicy(nn.Module):
-    """Deterministic policy on raw observations: normaliser, actor mean, optional tanh. ONNX/JIT friendly."""
-
-    is_recurrent: bool = False
-
-    def __init__(self, policy: ShacActorCritic, normalizer: RunningObsNormalizer | None):
-        super().__init__()
-        layers = list(copy.deepcopy(policy.actor))
-        if policy.squash_actions:
-            layers.append(nn.Tanh())
-        self.actor = nn.Sequential(*layers)
-        if normalizer is not None:
-            mean, std = normalizer.snapshot()
-            self.normalizer = FrozenObsNormalizer(mean, std, normalizer.clip)
-        else:
-            self.normalizer = nn.Identity()
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.actor(self.normalizer(obs))
+from .modules import RunningObsNormalizer, ShacInferencePolicy, build_mlp
+from .resolve import resolve_class
+from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
 
 
 def _is_finite(x: torch.Tensor) -> bool:
@@ -254,7 +75,8 @@ class SHAC:
         self.max_iterations = int(max_iterations)
         self.gamma, self.lam = float(cfg.gamma), float(cfg.lam)
 
-        self.policy = ShacActorCritic(num_obs, num_actions, policy_cfg).to(self.device)
+        policy_class = resolve_class(policy_cfg.class_name)
+        self.policy = policy_class(num_obs, num_actions, policy_cfg).to(self.device)
         self.target_critic = build_mlp(
             num_obs, list(policy_cfg.critic_hidden_dims), 1, policy_cfg.activation, policy_cfg.layer_norm
         ).to(self.device)
@@ -356,27 +178,7 @@ class SHAC:
         done = terminated | truncated
         if self._update_norm:
             self._norm_pending.append(obs.detach().to(self.device).clone())
-        obs_n = self.normalize(obs.to(self.device))
-
-        # Target-critic value of the next state: 0 after a failure, V'(terminal_obs) after a time-out.
-        next_v = self.target_critic(obs_n).squeeze(-1)
-        if not self.cfg.value_gradient:
-            next_v = next_v.detach()
-        next_v = torch.where(terminated, torch.zeros_like(next_v), next_v)
-        time_out = truncated & ~terminated
-        if bool(time_out.any()):
-            term_obs = extras.get("terminal_obs") if extras is not None else None
-            idx = time_out.nonzero(as_tuple=False).squeeze(-1)
-            if term_obs is None:
-                if not self._warned_terminal_obs:
-                    print("[SHAC] warning: env gives no extras['terminal_obs']; time-outs are not bootstrapped.")
-                    self._warned_terminal_obs = True
-                next_v = next_v.index_put((idx,), torch.zeros(idx.numel(), device=next_v.device))
-            else:
-                v_to = self.target_critic(self.normalize(term_obs.to(self.device)[idx])).squeeze(-1)
-                if not self.cfg.value_gradient:
-                    v_to = v_to.detach()
-                next_v = next_v.index_put((idx,), v_to)
+        next_v = self._next_values(self.normalize(obs.to(self.device)), terminated, truncated, extras)
 
         rewards = rewards.to(self.device).reshape(self.num_envs)
         rew_acc = self._rew_acc + self._gamma_acc * rewards
@@ -393,6 +195,29 @@ class SHAC:
             self.done_buf[i] = 1.0 if last else done.float()
             self.next_value_buf[i] = next_v
         self._step += 1
+
+    def _next_values(
+        self, obs_n: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, extras: dict | None
+    ) -> torch.Tensor:
+        """Target-critic value of the next state: 0 after a failure, V'(terminal_obs) after a time-out."""
+        next_v = self.target_critic(obs_n).squeeze(-1)
+        if not self.cfg.value_gradient:
+            next_v = next_v.detach()
+        next_v = torch.where(terminated, torch.zeros_like(next_v), next_v)
+        time_out = truncated & ~terminated
+        if not bool(time_out.any()):
+            return next_v
+        term_obs = extras.get("terminal_obs") if extras is not None else None
+        idx = time_out.nonzero(as_tuple=False).squeeze(-1)
+        if term_obs is None:
+            if not self._warned_terminal_obs:
+                print("[SHAC] warning: env gives no extras['terminal_obs']; time-outs are not bootstrapped.")
+                self._warned_terminal_obs = True
+            return next_v.index_put((idx,), torch.zeros(idx.numel(), device=next_v.device))
+        v_to = self.target_critic(self.normalize(term_obs.to(self.device)[idx])).squeeze(-1)
+        if not self.cfg.value_gradient:
+            v_to = v_to.detach()
+        return next_v.index_put((idx,), v_to)
 
     def abort_horizon(self) -> None:
         """Drop the current horizon (its graph and partial data, pending normaliser data) without updating."""
@@ -446,111 +271,13 @@ class SHAC:
         """
         if self._step != self.horizon:
             raise RuntimeError(f"update() after {self._step} of {self.horizon} steps")
-        stats: dict[str, float] = {}
-        max_norm = float(self.cfg.max_grad_norm)
+        stats = self._actor_step()
+        critic_stats, critic_steps = self._fit_critic()
+        if critic_steps:
+            self._update_target()
+        stats.update(critic_stats)
 
-        # ---- actor
-        loss = self.actor_loss
-        self._actor_loss_sum = None
-        actor_skipped = exploding = False
-        backward_time = 0.0
-        params = self.policy.actor_parameters()
-        self.actor_optimizer.zero_grad(set_to_none=True)
-        local_ok = _is_finite(loss.detach())
-        if local_ok:
-            if not loss.requires_grad:
-                raise RuntimeError(
-                    "SHAC actor loss has no gradient: the horizon was collected with grad disabled, or env.step's"
-                    " rewards/observations are not differentiable functions of the actions."
-                )
-            sync_device(self.device)
-            t0 = time.perf_counter()
-            loss.backward()
-            sync_device(self.device)
-            backward_time = time.perf_counter() - t0
-        # With several ranks: gradients and loss averaged (a non-finite loss on any rank makes the average non-finite,
-        # so all ranks skip together), and every decision below is taken on the same numbers on every rank.
-        loss_value = distributed.average_gradients(params, _loss_or_nan(loss, local_ok))
-        stats["actor_loss"] = float(loss_value)
-        if not _is_finite(loss_value):
-            actor_skipped, grad_norm = True, float("nan")
-            self.actor_optimizer.zero_grad(set_to_none=True)
-        else:
-            grad_norm_t = torch.nn.utils.clip_grad_norm_(params, max_norm)
-            grad_norm = float(grad_norm_t)
-            limit = self.cfg.max_actor_grad_norm
-            if not math.isfinite(grad_norm):
-                actor_skipped = True
-                self.actor_optimizer.zero_grad(set_to_none=True)
-            elif limit is not None and grad_norm > limit:
-                exploding = True
-                self.exploding_count += 1
-                self.actor_optimizer.zero_grad(set_to_none=True)
-            else:
-                self.actor_optimizer.step()
-        del loss
-        stats["grad_norm"] = grad_norm
-        stats["backward_time"] = backward_time
-        stats["actor_skipped"] = float(actor_skipped)
-        stats["exploding_skipped"] = float(exploding)
-        stats["exploding_count"] = float(self.exploding_count)
-
-        # ---- critic
-        critic_skipped = False
-        targets = self.compute_target_values()
-        obs = self.obs_buf.reshape(-1, self.num_obs)
-        tgt = targets.reshape(-1)
-        data_bad = float(not (_is_finite(obs) and _is_finite(tgt)))
-        if distributed.is_multi_process():  # averaged for the log; the critic data checked on every rank
-            means = torch.stack([self.rew_buf.mean(), tgt.mean(), torch.tensor(data_bad, device=self.device)])
-            mean_rew, mean_tgt, data_bad = distributed.mean_over_ranks(means).tolist()
-        else:
-            mean_rew, mean_tgt = float(self.rew_buf.mean()), float(tgt.mean())
-        stats["mean_step_reward"] = mean_rew
-        stats["target_value_mean"] = mean_tgt
-        critic_loss_sum, n_batches, n_steps = 0.0, 0, 0
-        if data_bad > 0:
-            critic_skipped = True
-            critic_loss = float("nan")
-        else:
-            critic_params = list(self.policy.critic.parameters())
-            n = obs.shape[0]
-            nmb = max(1, min(int(self.cfg.num_critic_minibatches), n))
-            for epoch in range(int(self.cfg.critic_iterations)):
-                perm = torch.randperm(n, device=self.device)
-                last_epoch = epoch == int(self.cfg.critic_iterations) - 1
-                for idx in perm.chunk(nmb):
-                    pred = self.policy.critic(obs[idx]).squeeze(-1)
-                    c_loss = (pred - tgt[idx]).square().mean()
-                    self.critic_optimizer.zero_grad(set_to_none=True)
-                    local_ok = _is_finite(c_loss.detach())
-                    if local_ok:
-                        c_loss.backward()
-                    c_value = distributed.average_gradients(critic_params, _loss_or_nan(c_loss, local_ok))
-                    if not _is_finite(c_value):
-                        critic_skipped = True
-                        self.critic_optimizer.zero_grad(set_to_none=True)
-                        continue
-                    gn = torch.nn.utils.clip_grad_norm_(self.policy.critic.parameters(), max_norm)
-                    if not _is_finite(gn):
-                        critic_skipped = True
-                        self.critic_optimizer.zero_grad(set_to_none=True)
-                        continue
-                    self.critic_optimizer.step()
-                    n_steps += 1
-                    if last_epoch:
-                        critic_loss_sum += float(c_value)
-                        n_batches += 1
-            critic_loss = critic_loss_sum / n_batches if n_batches else float("nan")
-            if n_steps:
-                with torch.no_grad():
-                    a = float(self.cfg.target_critic_alpha)
-                    for p, pt in zip(self.policy.critic.parameters(), self.target_critic.parameters()):
-                        pt.mul_(a).add_(p, alpha=1.0 - a)
-        stats["critic_loss"] = critic_loss
-        stats["critic_skipped"] = float(critic_skipped)
-
-        nonfinite = actor_skipped or critic_skipped
+        nonfinite = bool(stats["actor_skipped"]) or bool(stats["critic_skipped"])
         stats["nonfinite"] = float(nonfinite)
         if nonfinite:
             self.nonfinite_count += 1
@@ -563,6 +290,124 @@ class SHAC:
         stats["mean_std"] = float(self.policy.std.detach().mean())
         self._step = 0
         return stats
+
+    def _actor_step(self) -> dict[str, float]:
+        """Backpropagate the horizon's actor loss and step the actor, unless the loss or the gradient is bad."""
+        loss = self.actor_loss
+        self._actor_loss_sum = None
+        params = self.policy.actor_parameters()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        local_ok = _is_finite(loss.detach())
+        backward_time = self._timed_backward(loss) if local_ok else 0.0
+        # With several ranks: gradients and loss averaged (a non-finite loss on any rank makes the average non-finite,
+        # so all ranks skip together), and every decision below is taken on the same numbers on every rank.
+        loss_value = distributed.average_gradients(params, _loss_or_nan(loss, local_ok))
+        actor_loss = float(loss_value)
+        grad_norm, actor_skipped, exploding = self._clip_and_step_actor(params, loss_value)
+        return {
+            "actor_loss": actor_loss, "grad_norm": grad_norm, "backward_time": backward_time,
+            "actor_skipped": float(actor_skipped), "exploding_skipped": float(exploding),
+            "exploding_count": float(self.exploding_count),
+        }  # fmt: skip
+
+    def _timed_backward(self, loss: torch.Tensor) -> float:
+        """``loss.backward()`` (through the physics); returns its seconds."""
+        if not loss.requires_grad:
+            raise RuntimeError(
+                "SHAC actor loss has no gradient: the horizon was collected with grad disabled, or env.step's"
+                " rewards/observations are not differentiable functions of the actions."
+            )
+        sync_device(self.device)
+        t0 = time.perf_counter()
+        loss.backward()
+        sync_device(self.device)
+        return time.perf_counter() - t0
+
+    def _clip_and_step_actor(self, params: list, loss_value: torch.Tensor) -> tuple[float, bool, bool]:
+        """Clip the actor gradient and step, unless the averaged loss or the norm is not finite or the norm is
+        above ``max_actor_grad_norm``; returns (norm before clipping, skipped as non-finite, skipped as exploding)."""
+        if not _is_finite(loss_value):
+            self.actor_optimizer.zero_grad(set_to_none=True)
+            return float("nan"), True, False
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, float(self.cfg.max_grad_norm)))
+        limit = self.cfg.max_actor_grad_norm
+        if not math.isfinite(grad_norm):
+            self.actor_optimizer.zero_grad(set_to_none=True)
+            return grad_norm, True, False
+        if limit is not None and grad_norm > limit:
+            self.exploding_count += 1
+            self.actor_optimizer.zero_grad(set_to_none=True)
+            return grad_norm, False, True
+        self.actor_optimizer.step()
+        return grad_norm, False, False
+
+    def _fit_critic(self) -> tuple[dict[str, float], int]:
+        """Fit the critic to the horizon's TD(lambda) targets: ``critic_iterations`` epochs of shuffled minibatches.
+
+        Returns the statistics and the number of optimiser steps taken; the reported loss is the mean over the last
+        epoch's minibatches."""
+        obs, tgt, stats = self._critic_data()
+        if obs is None:
+            return {**stats, "critic_loss": float("nan"), "critic_skipped": 1.0}, 0
+        skipped, loss_sum, n_batches, n_steps = False, 0.0, 0, 0
+        n = obs.shape[0]
+        nmb = max(1, min(int(self.cfg.num_critic_minibatches), n))
+        epochs = int(self.cfg.critic_iterations)
+        for epoch in range(epochs):
+            perm = torch.randperm(n, device=self.device)
+            for idx in perm.chunk(nmb):
+                loss = self._critic_step(obs[idx], tgt[idx])
+                if loss is None:
+                    skipped = True
+                    continue
+                n_steps += 1
+                if epoch == epochs - 1:
+                    loss_sum += loss
+                    n_batches += 1
+        critic_loss = loss_sum / n_batches if n_batches else float("nan")
+        return {**stats, "critic_loss": critic_loss, "critic_skipped": float(skipped)}, n_steps
+
+    def _critic_data(self) -> tuple[torch.Tensor | None, torch.Tensor | None, dict[str, float]]:
+        """(observations, targets) flattened over the horizon, or (None, None) when either is not finite (on any
+        rank), and the mean step reward and mean target (averaged over the ranks)."""
+        targets = self.compute_target_values()
+        obs = self.obs_buf.reshape(-1, self.num_obs)
+        tgt = targets.reshape(-1)
+        data_bad = float(not (_is_finite(obs) and _is_finite(tgt)))
+        if distributed.is_multi_process():
+            means = torch.stack([self.rew_buf.mean(), tgt.mean(), torch.tensor(data_bad, device=self.device)])
+            mean_rew, mean_tgt, data_bad = distributed.mean_over_ranks(means).tolist()
+        else:
+            mean_rew, mean_tgt = float(self.rew_buf.mean()), float(tgt.mean())
+        stats = {"mean_step_reward": mean_rew, "target_value_mean": mean_tgt}
+        return (None, None, stats) if data_bad > 0 else (obs, tgt, stats)
+
+    def _critic_step(self, obs: torch.Tensor, tgt: torch.Tensor) -> float | None:
+        """One clipped optimiser step on a minibatch's squared error; returns its loss (averaged over the ranks), or
+        None when the loss or the gradient is not finite (step skipped)."""
+        pred = self.policy.critic(obs).squeeze(-1)
+        loss = (pred - tgt).square().mean()
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        local_ok = _is_finite(loss.detach())
+        if local_ok:
+            loss.backward()
+        value = distributed.average_gradients(list(self.policy.critic.parameters()), _loss_or_nan(loss, local_ok))
+        if not _is_finite(value):
+            self.critic_optimizer.zero_grad(set_to_none=True)
+            return None
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.critic.parameters(), float(self.cfg.max_grad_norm))
+        if not _is_finite(grad_norm):
+            self.critic_optimizer.zero_grad(set_to_none=True)
+            return None
+        self.critic_optimizer.step()
+        return float(value)
+
+    @torch.no_grad()
+    def _update_target(self) -> None:
+        """Soft update: ``target = alpha * target + (1 - alpha) * critic``."""
+        a = float(self.cfg.target_critic_alpha)
+        for p, pt in zip(self.policy.critic.parameters(), self.target_critic.parameters()):
+            pt.mul_(a).add_(p, alpha=1.0 - a)
 
     def _merge_pending_observations(self) -> None:
         """Merge the horizon's observations into the normaliser, step by step as if merged during the rollout.

@@ -19,7 +19,7 @@ from typing import Literal
 
 from isaaclab.utils import configclass
 
-from .shac import ACTIVATIONS
+from .activations import ACTIVATIONS
 
 
 def _check(ok: bool, field: str, value, rule: str) -> None:
@@ -40,7 +40,8 @@ class ShacActorCriticCfg:
     """Networks of the SHAC actor (Gaussian policy) and critic (state-value function)."""
 
     class_name: str = "ShacActorCritic"
-    """The actor-critic class name. Defaults to ShacActorCritic."""
+    """The actor-critic class :class:`~isaaclab_diffsim.rl.shac.SHAC` builds (see
+    :func:`~isaaclab_diffsim.rl.shac.resolve.resolve_class`). Defaults to ShacActorCritic."""
 
     actor_hidden_dims: list[int] = [256, 128, 64]
     """Hidden layer sizes of the actor's mean network.
@@ -104,7 +105,8 @@ class ShacAlgorithmCfg:
     """Losses and optimisation of SHAC."""
 
     class_name: str = "SHAC"
-    """The algorithm class name. Defaults to SHAC."""
+    """The algorithm class :class:`~isaaclab_diffsim.rl.shac.ShacRunner` builds (see
+    :func:`~isaaclab_diffsim.rl.shac.resolve.resolve_class`). Defaults to SHAC."""
 
     gamma: float = 0.99
     """Discount factor. SHAC: 0.99."""
@@ -224,7 +226,8 @@ class ShacRunnerCfg:
     """Configuration of :class:`~isaaclab_diffsim.rl.shac.ShacRunner` (rollout loop, logging, checkpoints)."""
 
     class_name: str = "ShacRunner"
-    """The runner class name. Defaults to ShacRunner."""
+    """The runner class ``scripts/train.py`` builds (see :func:`~isaaclab_diffsim.rl.shac.resolve.resolve_class`).
+    Defaults to ShacRunner."""
 
     seed: int = 42
     """Seed for the experiment. The runner does not seed anything itself; train scripts pass it to the env and
