@@ -42,3 +42,30 @@ def test_bad_override_is_refused_naming_it(override, message):
 
 def test_isaaclab_selectors_pass_the_check():
     assert check_overrides(["physics=diffsim_hard", "presets=foo"], env=object()) == []
+
+
+def test_optional_field_takes_none_from_its_annotation():
+    # the registered agent sets max_actor_grad_norm to 100.0: the field's annotation (float | None) decides
+    _, agent = resolve_task_cfgs(TASK, "shac_cfg_entry_point",
+                                 ["agent.algorithm.max_actor_grad_norm=None", "agent.capture_grad_norm=null"])  # fmt: skip
+    assert agent.algorithm.max_actor_grad_norm is None and agent.capture_grad_norm is None
+    with pytest.raises(SystemExit, match="agent.algorithm.max_actor_grad_norm expects float or None like 100.0"):
+        resolve_task_cfgs(TASK, "shac_cfg_entry_point", ["agent.algorithm.max_actor_grad_norm=abc"])
+    with pytest.raises(SystemExit, match="agent.horizon expects int like 12, got None"):
+        resolve_task_cfgs(TASK, "shac_cfg_entry_point", ["agent.horizon=None"])
+
+
+def test_overrides_of_configs_built_in_code():
+    from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnvCfg
+    from isaaclab_diffsim.utils.cli import apply_overrides
+
+    cfg = DiffVelocityEnvCfg()
+    apply_overrides(["env.kp=60", "env.solver_cfg.friction_velocity=0.01", "env.events.base_com_range.x=(0.0,0.1)"],
+                    env=cfg)  # fmt: skip
+    assert cfg.kp == 60.0 and isinstance(cfg.kp, float) and cfg.solver_cfg.friction_velocity == 0.01
+    assert cfg.events.base_com_range["x"] == (0.0, 0.1)
+    for override, message in [("env.solver_cfg.kapa=1", "did you mean env.solver_cfg.kappa"),
+                              ("env.events.base_com_range.x=(0.0,0.1,0.2)", "expects tuple like"),
+                              ("env.events.base_com_range.w=(0.0,0.1)", "has no field 'w'")]:  # fmt: skip
+        with pytest.raises(SystemExit, match=message):
+            apply_overrides([override], env=DiffVelocityEnvCfg())

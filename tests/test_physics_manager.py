@@ -1,6 +1,10 @@
 """Physics layer: DiffSimSolverCfg validation, NewtonDiffSimManager inside an Isaac Lab SimulationContext
 (solver selection, contact forces for contact sensors, model changes reaching the solver), presets."""
 
+import inspect
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import warp as wp
@@ -31,6 +35,23 @@ def test_cfg_rejects_invalid(kwargs):
         setattr(cfg, key, value)
     with pytest.raises(ValueError):
         cfg.validate_values()
+
+
+def test_cfg_declares_every_solver_argument_with_the_solvers_default():
+    params = inspect.signature(SolverMoreauGS.__init__).parameters
+    arguments = set(params) - {"self", "model"}
+    cfg = DiffSimSolverCfg()
+    assert set(cfg.solver_kwargs()) == arguments
+    for name in arguments:
+        assert getattr(cfg, name) == params[name].default, name
+
+
+def test_solver_imports_neither_isaaclab_nor_torch():
+    code = ("import sys, isaaclab_diffsim.solver; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('isaaclab', 'torch', 'isaaclab_newton') "
+            "or m.startswith('isaaclab_diffsim.physics')))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
 
 
 def test_cfg_selects_manager():

@@ -7,7 +7,7 @@ It uses only the public interfaces (the gym task id and ``scripts/train.py``), s
 a code move. The rollout: ``--steps`` steps of ``--num_envs`` envs (pushes and resets on) with actions that require
 grad; the fingerprint holds the final joint state, the summed reward and d(reward)/d(actions). The run: SHAC for
 ``--iterations`` iterations (``--seed``); the fingerprint holds every tensor of its final checkpoint. ``--compare``
-exits 1 naming the first tensor that is not ``torch.equal``.
+exits 1 naming the first tensor that is not ``torch.equal`` (config fields added since are named, not compared).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import tempfile
 
 import torch
 
+CFG_PREFIXES = ("ckpt/env_cfg/", "ckpt/cfg/")
+"""Where the checkpoint records the env and agent configs."""
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -91,15 +93,17 @@ def main() -> int:
     if args.compare is None:
         return 0
     ref = torch.load(args.compare, weights_only=False)
-    if set(ref) != set(fp):
+    # a config field added since (recorded in the checkpoint's cfg) is named, not a difference of the results
+    added_fields = sorted(k for k in set(fp) - set(ref) if k.startswith(CFG_PREFIXES))
+    if set(ref) != set(fp) - set(added_fields):
         print(f"different keys: only before {sorted(set(ref) - set(fp))[:5]}, only now {sorted(set(fp) - set(ref))[:5]}")
         return 1
     for k in sorted(ref):
         if ref[k].dtype != fp[k].dtype or not torch.equal(ref[k], fp[k]):
             print(f"NOT bitwise equal: {k}")
             return 1
-    print(f"bitwise equal: all {len(fp)} tensors (rollout {args.steps} steps x {args.num_envs} envs, "
-          f"SHAC {args.iterations} iterations)")
+    print(f"bitwise equal: all {len(ref)} tensors (rollout {args.steps} steps x {args.num_envs} envs, "
+          f"SHAC {args.iterations} iterations)" + (f"; new config fields {added_fields}" if added_fields else ""))
     return 0
 
 

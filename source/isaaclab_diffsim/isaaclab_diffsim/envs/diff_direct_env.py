@@ -34,6 +34,7 @@ from ..assets.robot_layout import RobotLayout
 from ..bridge import DiffSimulator
 from ..physics.diffsim_manager_cfg import DiffSimSolverCfg
 from ..solver import SolverMoreauGS
+from ..utils.validation import check, positive
 from .nonfinite import check_finite
 
 
@@ -63,11 +64,7 @@ class DiffDirectRLEnvCfg:
     def validate_values(self) -> None:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
         self.solver_cfg.validate_values()
-        positive = {"num_envs": self.num_envs, "episode_length_s": self.episode_length_s,
-                    "decimation": self.decimation, "sim_dt": self.sim_dt}  # fmt: skip
-        for name, value in positive.items():
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        check(self, {"num_envs": positive, "episode_length_s": positive, "decimation": positive, "sim_dt": positive})
 
 
 class DiffDirectRLEnv(gym.Env):

@@ -1,23 +1,27 @@
 """Differentiable Moreau / Gauss-Seidel solver (Warp + Newton only; no torch, no isaaclab)."""
 
-from .solver_moreau_gs import (
+from .parameters import (
     ADJOINTS,
-    CONTACT_MODELS,
     DEFAULT_ADJOINT,
     DEFAULT_TOLERANCE,
+    PARAMETER_RULES,
     SOFT_CONTACT_KD,
     SOFT_CONTACT_KE,
     SOFT_CONTACT_KF,
-    SolverMoreauGS,
+    check_parameters,
 )
+from .solver_moreau_gs import SolverMoreauGS
+from .type_ids import CONTACT_MODELS
 
 __all__ = [
     "ADJOINTS",
     "CONTACT_MODELS",
     "DEFAULT_ADJOINT",
     "DEFAULT_TOLERANCE",
+    "PARAMETER_RULES",
     "SOFT_CONTACT_KD",
     "SOFT_CONTACT_KE",
     "SOFT_CONTACT_KF",
     "SolverMoreauGS",
+    "check_parameters",
 ]

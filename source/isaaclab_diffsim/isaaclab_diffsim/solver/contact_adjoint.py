@@ -25,8 +25,9 @@ This module only holds backward kernels; they are never differentiated themselve
 
 import warp as wp
 
-from .kernels import CHOL_EPS, MODEL_SMOOTHED, MODEL_SOFT, SIGMOID_EXP_CLAMP, contact_mu, soft_contact_terms
+from .kernels import CHOL_EPS, SIGMOID_EXP_CLAMP, contact_mu, soft_contact_terms
 from .topology import Topology
+from .type_ids import MODEL_SMOOTHED, MODEL_SOFT
 
 wp.set_module_options({"enable_backward": False})
 

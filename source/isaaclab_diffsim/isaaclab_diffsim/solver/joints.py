@@ -14,11 +14,9 @@ import warp as wp
 
 from .spatial import motion_cross
 from .topology import Topology
+from .type_ids import JOINT_BALL, JOINT_D6
 
 wp.set_module_options({"enable_backward": True})
-
-JOINT_BALL = wp.constant(2)
-JOINT_D6 = wp.constant(6)
 
 TANH_SERIES_BELOW = wp.constant(1.0e-3)
 

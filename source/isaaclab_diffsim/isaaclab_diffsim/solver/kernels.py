@@ -9,8 +9,6 @@ a local sum built in a dynamic loop is stored to an array and read back before a
 import warp as wp
 
 from .joints import (
-    JOINT_BALL,
-    JOINT_D6,
     multi_dof_joint_motion,
     multi_dof_joint_transform,
     passive_joint_force,
@@ -18,16 +16,17 @@ from .joints import (
 from .spatial import force_cross, inertia_mul, motion_cross, point_velocity_column
 from .support import candidate_world_point
 from .topology import Topology
+from .type_ids import (
+    JOINT_BALL,
+    JOINT_D6,
+    JOINT_FREE,
+    JOINT_PRISMATIC,
+    JOINT_REVOLUTE,
+    MODEL_SMOOTHED,
+    MODEL_SOFT,
+)
 
 wp.set_module_options({"enable_backward": True})
-
-JOINT_PRISMATIC = wp.constant(0)
-JOINT_REVOLUTE = wp.constant(1)
-JOINT_FREE = wp.constant(4)
-
-MODEL_HARD = wp.constant(0)
-MODEL_SMOOTHED = wp.constant(1)
-MODEL_SOFT = wp.constant(2)
 
 SIGMOID_EXP_CLAMP = wp.constant(50.0)
 CHOL_EPS = wp.constant(1.0e-9)

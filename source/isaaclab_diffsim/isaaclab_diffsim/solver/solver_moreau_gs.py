@@ -10,25 +10,23 @@ from newton.solvers import SolverBase
 
 import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) has no public accessor
 
+from ..utils.validation import check_value
 from . import kernels
 from .contact_adjoint import contact_adjoint
 from .joints import integrate_multi_dof_positions
 from .model_checks import check_model, unhonoured_doc
+from .parameters import (
+    DEFAULT_ADJOINT,
+    DEFAULT_TOLERANCE,
+    PARAMETER_RULES,
+    SOFT_CONTACT_KD,
+    SOFT_CONTACT_KE,
+    SOFT_CONTACT_KF,
+    check_parameters,
+)
 from .scratch import StepScratch
 from .topology import build_layout
-
-CONTACT_MODELS = {"hard": 0, "smoothed": 1, "soft": 2}
-ADJOINTS = ("implicit", "unrolled")
-DEFAULT_ADJOINT = "implicit"
-# Gauss-Seidel stops after a sweep that changes no impulse by this much [N s] (docs/contact_solver.md "Warm start
-# and early exit"): 1e-6 N s is about ten float32 ulps of a standing ANYmal C foot's impulse per 5 ms step
-DEFAULT_TOLERANCE = 1.0e-6
-# Soft (penalty) contact for a 52 kg quadruped (ANYmal C), docs/contact_solver.md "Soft contact":
-# ke: half the weight on one foot (trot) sinks it 1 cm; kd: critical damping of a quarter of the mass on ke;
-# kf: creep below 2 mm/s under the 55 N tangential load of a standing foot.
-SOFT_CONTACT_KE = 2.5e4
-SOFT_CONTACT_KD = 1.1e3
-SOFT_CONTACT_KF = 3.0e4
+from .type_ids import CONTACT_MODELS
 
 
 class SolverMoreauGS(SolverBase):
@@ -117,27 +115,9 @@ class SolverMoreauGS(SolverBase):
         actuator_saturation: float = 0.0,
         friction_velocity: float = 1.0e-3,
     ):
-        if contact_model not in CONTACT_MODELS:
-            raise ValueError(f"contact_model must be one of {sorted(CONTACT_MODELS)}, got {contact_model!r}")
-        if adjoint not in ADJOINTS:
-            raise ValueError(f"adjoint must be one of {ADJOINTS}, got {adjoint!r}")
+        check_parameters(locals())  # the arguments
         if margin is None:
             margin = 0.02 if contact_model == "smoothed" else 0.0
-        checks = {
-            "kappa": (kappa, kappa > 0.0),
-            "margin": (margin, margin >= 0.0),
-            "iterations": (iterations, int(iterations) == iterations and iterations >= 1),
-            "tolerance": (tolerance, tolerance >= 0.0),
-            "stabilization": (stabilization, 0.0 <= stabilization <= 1.0),
-            "ke": (ke, ke >= 0.0),
-            "kd": (kd, kd > 0.0),
-            "kf": (kf, kf > 0.0),
-            "actuator_saturation": (actuator_saturation, actuator_saturation >= 0.0),
-            "friction_velocity": (friction_velocity, friction_velocity > 0.0),
-        }
-        for name, (value, ok) in checks.items():
-            if not ok:
-                raise ValueError(f"SolverMoreauGS: invalid {name}={value!r}")
         check_model(model)
         super().__init__(model)
         self.contact_model = contact_model
@@ -178,8 +158,7 @@ class SolverMoreauGS(SolverBase):
 
     @kappa.setter
     def kappa(self, value: float):
-        if not value > 0.0:
-            raise ValueError(f"SolverMoreauGS: invalid kappa={value!r}")
+        check_value("kappa", value, PARAMETER_RULES["kappa"], owner="SolverMoreauGS")
         self.kappa_array.fill_(float(value))
 
     def notify_model_changed(self, flags: int) -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import ast
 import difflib
 import importlib
+from collections.abc import Mapping
 
 import gymnasium as gym
+
+from .validation import accepts_float_only, field_annotation, is_integer, type_rule
 
 
 def load_entry_point(spec: str):
@@ -15,8 +18,8 @@ def load_entry_point(spec: str):
     return getattr(importlib.import_module(module), name)
 
 
-def load_task_cfgs(task: str, agent_entry: str):
-    """Instantiate the env cfg and the agent cfg registered for ``task`` (clear error if unknown)."""
+def _registered(task: str, agent_entry: str) -> dict:
+    """The registration kwargs of ``task`` (SystemExit naming the known tasks or entries otherwise)."""
     import isaaclab_diffsim.tasks  # noqa: F401  (registers the ids)
 
     try:
@@ -24,9 +27,14 @@ def load_task_cfgs(task: str, agent_entry: str):
     except gym.error.Error as exc:
         known = sorted(k for k in gym.registry if k.startswith("DiffSim-"))
         raise SystemExit(f"unknown task {task!r}; registered DiffSim tasks: {known}") from exc
-    kwargs = spec.kwargs
-    if agent_entry not in kwargs:
-        raise SystemExit(f"task {task!r} has no {agent_entry!r} (available: {sorted(kwargs)})")
+    if agent_entry not in spec.kwargs:
+        raise SystemExit(f"task {task!r} has no {agent_entry!r} (available: {sorted(spec.kwargs)})")
+    return spec.kwargs
+
+
+def load_task_cfgs(task: str, agent_entry: str):
+    """Instantiate the env cfg and the agent cfg registered for ``task`` (clear error if unknown)."""
+    kwargs = _registered(task, agent_entry)
     return load_entry_point(kwargs["env_cfg_entry_point"])(), load_entry_point(kwargs[agent_entry])()
 
 
@@ -34,114 +42,124 @@ def load_task_cfgs(task: str, agent_entry: str):
 SELECTORS = ("physics", "renderer", "presets")
 
 
+def _is_section(value) -> bool:
+    return hasattr(value, "__dataclass_fields__") or isinstance(value, Mapping)
+
+
+def _fields(obj) -> list[str]:
+    if isinstance(obj, Mapping):
+        return list(obj)
+    if hasattr(obj, "__dataclass_fields__"):
+        return list(obj.__dataclass_fields__)
+    return [f for f in dir(obj) if not f.startswith("_")]
+
+
+def _child(obj, name: str):
+    return obj[name] if isinstance(obj, Mapping) else getattr(obj, name)
+
+
+def _walk(roots: dict, key: str, item: str):
+    """(parent, leaf name, the parent's dotted path, the leaf's annotation) of ``key`` in ``roots``; SystemExit with
+    close matches when a name on the path is not a field."""
+    root, *path = key.split(".")
+    obj, walked, annotation = roots[root], root, None
+    for depth, name in enumerate(path):
+        fields = _fields(obj)
+        if name not in fields:
+            near = difflib.get_close_matches(name, fields, n=3)
+            hint = f"; did you mean {', '.join(f'{walked}.{n}' for n in near)}?" if near else ""
+            raise SystemExit(f"override {item!r}: {walked} ({type(obj).__name__}) has no field {name!r}{hint}")
+        if isinstance(obj, Mapping):  # a dict field: its values' annotation, dict[str, V] -> V
+            args = getattr(annotation, "__args__", ())
+            annotation = args[1] if len(args) == 2 else None
+        else:
+            annotation = field_annotation(type(obj), name)
+        if depth == len(path) - 1:
+            return obj, name, walked, annotation
+        obj, walked = _child(obj, name), f"{walked}.{name}"
+
+
+def check_overrides(overrides: list[str], **roots) -> list[tuple[str, str]]:
+    """(key, override) of each ``root.a.b=value`` override whose key names a field of the configs in ``roots``;
+    SystemExit names the offending override otherwise (close matches for a misspelt field). Isaac Lab's selectors
+    (``physics=...``) are skipped."""
+    out = []
+    for item in overrides:
+        if "=" not in item:
+            raise SystemExit(f"override {item!r} is not of the form key=value")
+        key = item.split("=", 1)[0]
+        if key.lstrip("-") in SELECTORS:
+            continue
+        root, _, path = key.partition(".")
+        if root not in roots or not path:
+            raise SystemExit(f"override {item!r}: key must start with one of {sorted(roots)} (or be one of {SELECTORS})")
+        _walk(roots, key, item)
+        out.append((key, item))
+    return out
+
+
+def _checked_value(item: str, label: str, before, value, annotation):
+    """``value`` for the field ``label`` (an int widened to float for a float field), or SystemExit if it does not fit
+    the field's annotation (a config section takes only a section); ``before`` is the field's value before."""
+    if _is_section(before):
+        if not _is_section(value):
+            raise SystemExit(f"override {item!r}: {label} is a config section: override its fields (key.field=value)")
+        return value
+    rule = type_rule(annotation)
+    if rule is not None and not rule(value):
+        raise SystemExit(f"override {item!r}: {label} expects {rule.text} like {before!r}, got {value!r}")
+    return float(value) if is_integer(value) and accepts_float_only(annotation) else value
+
+
+def _set(parent, leaf: str, value) -> None:
+    if isinstance(parent, Mapping):
+        parent[leaf] = value
+    else:
+        setattr(parent, leaf, value)
+
+
 def _parse_value(text: str):
+    """An override's value as Isaac Lab's hydra helper reads it: true/false/none/null, a Python literal, else text."""
     lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
+    if lowered in ("true", "false", "none", "null"):
+        return {"true": True, "false": False}.get(lowered)
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
 
 
-def _is_section(value) -> bool:
-    return hasattr(value, "__dataclass_fields__") or isinstance(value, dict)
-
-
-def _type_problem(current, value) -> str | None:
-    """Why ``value`` cannot replace ``current`` (None if it can): the override keeps the field's type."""
-    if current is None or _is_section(current) and isinstance(value, dict):
-        return None
-    if _is_section(current):
-        return "is a config section: override its fields (key.field=value)"
-    number = (int, float)
-    if isinstance(current, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(current, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif isinstance(current, float):
-        ok = isinstance(value, number) and not isinstance(value, bool)
-    elif isinstance(current, str):
-        ok = isinstance(value, str)
-    elif isinstance(current, (tuple, list)):
-        # a tuple is a fixed-size value (a range, a vector): same length; a list may grow or shrink (layer sizes)
-        ok = isinstance(value, (tuple, list)) and (isinstance(current, list) or len(value) == len(current))
-        if ok and current and all(isinstance(c, number) and not isinstance(c, bool) for c in current):
-            ok = all(isinstance(v, number) and not isinstance(v, bool) for v in value)
-    else:
-        ok = True
-    return None if ok else f"expects {type(current).__name__} like {current!r}, got {value!r}"
-
-
-def check_overrides(overrides: list[str], **roots) -> list[tuple[object, str, object]]:
-    """Check ``root.a.b=value`` overrides against the configs in ``roots``: the key must name an existing field and
-    the value must keep its type (numbers for numbers, a tuple of the same length for a range, ...). Returns
-    (key, parsed value) per override, an int widened to float for a float field; SystemExit names the offending override otherwise.
-    Isaac Lab's selectors (``physics=...``) are skipped."""
-    out = []
-    for item in overrides:
-        if "=" not in item:
-            raise SystemExit(f"override {item!r} is not of the form key=value")
-        key, text = item.split("=", 1)
-        if key.lstrip("-") in SELECTORS:
-            continue
-        root, _, path = key.partition(".")
-        if root not in roots or not path:
-            raise SystemExit(f"override {item!r}: key must start with one of {sorted(roots)} (or be one of {SELECTORS})")
-        obj, walked = roots[root], root
-        *parents, leaf = path.split(".")
-        for name in [*parents, leaf]:
-            fields = list(obj) if isinstance(obj, dict) else [f for f in dir(obj) if not f.startswith("_")]
-            if name not in fields:
-                near = difflib.get_close_matches(name, fields, n=3)
-                hint = f"; did you mean {', '.join(f'{walked}.{n}' for n in near)}?" if near else ""
-                raise SystemExit(f"override {item!r}: {walked} ({type(obj).__name__}) has no field {name!r}{hint}")
-            if name != leaf:
-                obj = obj[name] if isinstance(obj, dict) else getattr(obj, name)
-                walked = f"{walked}.{name}"
-        value = _parse_value(text)
-        current = obj[leaf] if isinstance(obj, dict) else getattr(obj, leaf)
-        problem = _type_problem(current, value)
-        if problem:
-            raise SystemExit(f"override {item!r}: {walked}.{leaf} {problem}")
-        out.append((key, float(value) if isinstance(current, float) and isinstance(value, int) else value))
-    return out
-
-
-def _set_path(roots: dict, key: str, value) -> None:
-    root, *parents, leaf = key.split(".")
-    obj = roots[root]
-    for name in parents:
-        obj = obj[name] if isinstance(obj, dict) else getattr(obj, name)
-    if isinstance(obj, dict):
-        obj[leaf] = value
-    else:
-        setattr(obj, leaf, value)
-
-
 def apply_overrides(overrides: list[str], **roots) -> None:
-    """Check (:func:`check_overrides`) and apply ``root.a.b=value`` overrides to configs built in code."""
-    for key, value in check_overrides(overrides, **roots):
-        _set_path(roots, key, value)
+    """Apply ``root.a.b=value`` overrides to configs built in code, checked like :func:`resolve_task_cfgs`'s."""
+    for key, item in check_overrides(overrides, **roots):
+        parent, leaf, walked, annotation = _walk(roots, key, item)
+        value = _parse_value(item.split("=", 1)[1])
+        _set(parent, leaf, _checked_value(item, f"{walked}.{leaf}", _child(parent, leaf), value, annotation))
 
 
 def resolve_task_cfgs(task: str, agent_entry: str, overrides: list[str]):
     """The registered env and agent cfgs of ``task`` with Isaac Lab-style overrides (``env.a.b=value``,
-    ``agent.x=value``, and Isaac Lab's ``physics=``/``presets=`` selectors), resolved by Isaac Lab's hydra
-    task-config helper after :func:`check_overrides` has refused unknown keys and values of the wrong type."""
-    env_cfg, agent_cfg = load_task_cfgs(task, agent_entry)
-    checked = check_overrides(overrides, env=env_cfg, agent=agent_cfg)
+    ``agent.x=value``, and Isaac Lab's ``physics=``/``presets=`` selectors), resolved and applied by Isaac Lab's
+    hydra task-config helper; keys must name fields of the selected configs and values must fit the fields'
+    annotations (SystemExit naming the override otherwise)."""
     if not overrides:
-        return env_cfg, agent_cfg
+        return load_task_cfgs(task, agent_entry)
+    _registered(task, agent_entry)
     from isaaclab_tasks.utils.hydra import resolve_task_config
 
+    selectors = [item for item in overrides if item.split("=", 1)[0].lstrip("-") in SELECTORS]
     try:
+        reference = dict(zip(("env", "agent"), resolve_task_config(task, agent_entry, overrides=selectors)))
+        checked = check_overrides(overrides, **reference)
         env_cfg, agent_cfg = resolve_task_config(task, agent_entry, overrides=list(overrides))
     except (ValueError, KeyError, AttributeError) as err:
         raise SystemExit(f"overrides {list(overrides)}: {err}") from err
-    # Isaac Lab's helper sets each parsed literal as it is; the checked values make an int given for a float a float
-    for key, value in checked:
-        _set_path({"env": env_cfg, "agent": agent_cfg}, key, value)
+    applied = {"env": env_cfg, "agent": agent_cfg}
+    for key, item in checked:  # Isaac Lab set each value as parsed: check it against the field's annotation
+        before_parent, leaf, walked, _ = _walk(reference, key, item)
+        parent, _, _, annotation = _walk(applied, key, item)
+        value = _child(parent, leaf)
+        checked_value = _checked_value(item, f"{walked}.{leaf}", _child(before_parent, leaf), value, annotation)
+        if checked_value is not value:
+            _set(parent, leaf, checked_value)
     return env_cfg, agent_cfg
