@@ -126,7 +126,7 @@ def test_timers_in_stats_and_log(trained):
 
 
 def test_replay_script(trained, capsys):
-    path = Path(__file__).resolve().parents[1] / "scripts" / "tools" / "replay_horizon.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "tools" / "replay_horizon.py"
     spec = importlib.util.spec_from_file_location("replay_horizon", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)

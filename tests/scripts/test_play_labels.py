@@ -7,7 +7,7 @@ import pytest
 
 from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_play():

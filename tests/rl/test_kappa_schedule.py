@@ -7,7 +7,7 @@ import torch
 
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.rl.shac.shac_cfg import KappaScheduleCfg
-from test_shac import PointMassEnv, assert_bitwise_equal, full_state, small_cfg
+from helpers.shac import PointMassEnv, assert_bitwise_equal, full_state, small_cfg
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

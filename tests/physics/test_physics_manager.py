@@ -46,6 +46,7 @@ def test_cfg_declares_every_solver_argument_with_the_solvers_default():
         assert getattr(cfg, name) == params[name].default, name
 
 
+@pytest.mark.integration
 def test_solver_imports_neither_isaaclab_nor_torch():
     code = ("import sys, isaaclab_diffsim.solver; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('isaaclab', 'torch', 'isaaclab_newton') "

@@ -1,5 +1,6 @@
 """The ANYmal C USD cache under concurrent first use: two processes build it once and both get a valid asset."""
 
+import pytest
 import json
 import os
 import subprocess
@@ -20,6 +21,7 @@ print(json.dumps({"path": str(path), "built_by": manifest["built_by_pid"], "prob
 """
 
 
+@pytest.mark.integration
 def test_two_processes_build_the_cache_once(tmp_path):
     env = os.environ.copy()
     start = time.time() + 8.0  # both import first, then call at the same moment

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-CLUSTER = Path(__file__).resolve().parents[1] / "docker" / "cluster"
+CLUSTER = Path(__file__).resolve().parents[2] / "docker" / "cluster"
 SCRIPTS = sorted(CLUSTER.glob("*.sh"))
 
 FAKE_APPTAINER = """#!/usr/bin/env bash
@@ -121,6 +121,7 @@ def run_job(job: str, tmp_path, env: dict, extra_env: dict | None = None, term_a
     return proc.returncode, out
 
 
+@pytest.mark.integration
 def test_scripts_are_valid_bash():
     assert {p.name for p in SCRIPTS} >= {"submit_job_slurm.sh", "submit_job_pbs.sh", "cluster_interface.sh", "job_common.sh"}
     for script in SCRIPTS:
@@ -131,6 +132,7 @@ def test_scripts_are_valid_bash():
         assert proc.returncode == 0, proc.stdout
 
 
+@pytest.mark.integration
 def test_slurm_dry_run_job_script(tmp_path, fakes):
     env, log = fakes
     job = submit("slurm", [*paths(tmp_path), "--gpus", "4", "--gpu_type", "a100", "--cpus", "32", "--mem", "128G",
@@ -153,6 +155,7 @@ def test_slurm_dry_run_job_script(tmp_path, fakes):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.integration
 def test_pbs_dry_run_job_script(tmp_path, fakes):
     env, _ = fakes
     job = submit("pbs", [*paths(tmp_path), "--gpus", "2", "--cpus", "16", "--mem", "512M", "--time", "04:00:00",
@@ -168,6 +171,7 @@ def test_pbs_dry_run_job_script(tmp_path, fakes):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.integration
 def test_slurm_job_runs_torchrun_forwards_sigterm_once_and_requeues(tmp_path, fakes):
     env, log = fakes
     job = submit("slurm", [*paths(tmp_path), "--gpus", "2", "--run", "r", "--requeue", "--total_iterations", "100",
@@ -200,6 +204,7 @@ def test_slurm_job_runs_torchrun_forwards_sigterm_once_and_requeues(tmp_path, fa
     assert (run_dir / "model_14.pt").exists()
 
 
+@pytest.mark.integration
 def test_job_that_finishes_is_not_requeued(tmp_path, fakes):
     env, log = fakes
     job = submit("slurm", [*paths(tmp_path), "--run", "r", "--requeue", "--total_iterations", "10", "--dry-run"],
@@ -216,6 +221,7 @@ def test_job_that_finishes_is_not_requeued(tmp_path, fakes):
     assert len(train_calls(log)) == 1
 
 
+@pytest.mark.integration
 def test_pbs_job_stops_training_before_walltime_and_resubmits(tmp_path, fakes):
     env, log = fakes
     ckpt = tmp_path / "old" / "model_50.pt"
@@ -236,6 +242,7 @@ def test_pbs_job_stops_training_before_walltime_and_resubmits(tmp_path, fakes):
     assert calls(log, "qsub") == [f"{tmp_path}/logs/p/job.pbs"]
 
 
+@pytest.mark.integration
 def test_submission_writes_job_script_and_refuses_to_mix_runs(tmp_path, fakes):
     env, log = fakes
     proc = submit("slurm", [*paths(tmp_path), "--run", "s", "--", "--seed", "3"], env)
@@ -249,6 +256,7 @@ def test_submission_writes_job_script_and_refuses_to_mix_runs(tmp_path, fakes):
     assert len(calls(log, "sbatch")) == 2
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("args", "message"),
     [

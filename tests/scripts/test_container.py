@@ -16,7 +16,7 @@ from pathlib import Path
 import dockerfile
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
 INSTRUCTIONS = {"FROM", "ARG", "ENV", "RUN", "COPY", "ADD", "WORKDIR", "USER", "SHELL", "ENTRYPOINT", "CMD",
                 "LABEL", "EXPOSE", "VOLUME", "HEALTHCHECK", "STOPSIGNAL", "ONBUILD"}  # fmt: skip
@@ -189,6 +189,7 @@ def run_step(command: str, tmp_path) -> subprocess.CompletedProcess:
                           text=True, timeout=1200)  # fmt: skip
 
 
+@pytest.mark.integration
 def test_requirements_step_lists_pyproject_dependencies(tmp_path):
     runs = [c.value[0] for c in parse() if c.cmd.upper() == "RUN"]
     step = next(r for r in runs if "tomllib" in r)
@@ -199,6 +200,7 @@ def test_requirements_step_lists_pyproject_dependencies(tmp_path):
     assert proc.stdout.splitlines() == project["dependencies"] + project["optional-dependencies"]["test"]
 
 
+@pytest.mark.integration
 def test_asset_step_builds_the_anymal_usd(tmp_path):
     runs = [c.value[0] for c in parse() if c.cmd.upper() == "RUN"]
     proc = run_step(next(r for r in runs if "anymal_c_usd_path()" in r), tmp_path)
@@ -207,6 +209,7 @@ def test_asset_step_builds_the_anymal_usd(tmp_path):
     assert usd.name == "anymal_c.usda" and usd.is_file()
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_kernel_warm_step_runs_the_entrypoint(tmp_path):
     runs = [c.value[0] for c in parse() if c.cmd.upper() == "RUN"]

@@ -3,7 +3,7 @@
 import shlex
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_test_script_does_not_stop_at_first_failure():

@@ -16,7 +16,7 @@ import yaml
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHAC_KEYS = ("model_state_dict", "target_critic_state_dict", "actor_optimizer_state_dict",
              "critic_optimizer_state_dict", "iter")  # fmt: skip
 PPO_KEYS = ("model_state_dict", "optimizer_state_dict", "iter")

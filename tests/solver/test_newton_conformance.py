@@ -5,7 +5,7 @@ suite calls them for its own solvers (``solver_fn(model)`` factory, a TestCase f
 Every case either passes or is listed in UNSUPPORTED with its reason; a listed case must raise the solver's
 clear error (it is not skipped), and a listed case that stops raising fails with a request to unlist it.
 
-``python tests/test_newton_conformance.py`` prints the pass / fail / refused table for both modes.
+``python tests/solver/test_newton_conformance.py`` prints the pass / fail / refused table for both modes.
 """
 
 from __future__ import annotations

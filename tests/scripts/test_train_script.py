@@ -15,9 +15,9 @@ import pytest
 import torch
 import yaml
 
-from test_shac import assert_bitwise_equal
+from helpers.shac import assert_bitwise_equal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--num_envs", "2", "agent.horizon=4", "agent.policy.actor_hidden_dims=[16]",
         "agent.policy.critic_hidden_dims=[16]", "agent.algorithm.critic_iterations=1", "env.episode_length_s=0.2"]  # fmt: skip
 
@@ -31,6 +31,7 @@ def run_dir(log_root) -> Path:
     return Path(d)
 
 
+@pytest.mark.integration
 def test_train_checkpoint_export_evaluate(tmp_path):
     proc = subprocess.run(train_cmd(tmp_path, "--max_iterations", "2", "--eval_episodes", "2"), capture_output=True,
                           text=True, timeout=900, env=os.environ.copy())  # fmt: skip
@@ -59,6 +60,7 @@ def _checkpoint_state(path):
     return {k: v for k, v in s.items() if k not in ("wall_time", "cfg", "infos")}
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_sigterm_then_resume_equals_uninterrupted_run(tmp_path):
     args = ("--max_iterations", "4", "--eval_episodes", "0")
@@ -97,6 +99,7 @@ def _play(*args, overrides=()):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=os.environ.copy())
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_export_and_onnx_play_reproduce_torch_play(tmp_path):
     """scripts/export.py on a tiny run's checkpoint, then play.py --onnx (onnxruntime only) against play.py
@@ -136,6 +139,7 @@ PPO_TINY = ["--algo", "ppo", "--num_envs", "2", "--max_iterations", "1", "--eval
             "agent.algorithm.num_mini_batches=1", "env.episode_length_s=0.2"]  # fmt: skip
 
 
+@pytest.mark.integration
 def test_export_ppo_checkpoint_matches_training_bundle(tmp_path):
     """A PPO checkpoint carries the env and agent cfgs; scripts/export.py rebuilds from them the bundle train.py wrote
     (same io.yaml, same ONNX controller outputs); a file that neither runner wrote is refused."""

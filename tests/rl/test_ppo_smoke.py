@@ -67,6 +67,7 @@ def test_wrapper_contract(env):
     assert not env.q.is_inference() and not env.last_actions.is_inference()
 
 
+@pytest.mark.integration
 def test_ppo_smoke(env, tmp_path):
     agent_cfg = AnymalCFlatDiffPPORunnerCfg()
     agent_cfg.num_steps_per_env = 8
@@ -111,7 +112,7 @@ def test_ppo_smoke(env, tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     proc = subprocess.run(
         [sys.executable, str(root / "scripts" / "play.py"), "--algo", "ppo", "--checkpoint", str(last),
          "--episodes", "1", "--num_envs", "1", "env.episode_length_s=1.0",

@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.multiprocessing as mp
-from test_shac import PointMassEnv, assert_bitwise_equal, full_state, small_cfg
+from helpers.shac import PointMassEnv, assert_bitwise_equal, full_state, small_cfg
 
 from isaaclab_diffsim.rl import distributed
 from isaaclab_diffsim.rl.shac import ShacRunner
@@ -263,7 +263,7 @@ def test_ppo_two_gloo_ranks_identical(tmp_path):
     assert sorted(os.listdir(tmp_path / "ppo")).count("model_1.pt") == 1
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TORCHRUN = str(Path(sys.executable).with_name("torchrun"))
 TINY = ["--num_envs", "2", "agent.horizon=4", "agent.policy.actor_hidden_dims=[16]",
         "agent.policy.critic_hidden_dims=[16]", "agent.algorithm.critic_iterations=1", "env.episode_length_s=0.2",
@@ -275,6 +275,7 @@ def _torchrun_train(log_dir, *extra):
             "--distributed", "--log_dir", str(log_dir), *TINY, *extra]  # fmt: skip
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_torchrun_sigterm_then_resume_equals_uninterrupted_two_rank_run(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

@@ -13,7 +13,7 @@ try:
 except ImportError:  # package not installed in the venv: use the source tree
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source" / "isaaclab_diffsim"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "source" / "isaaclab_diffsim"))
     from isaaclab_diffsim.assets import anymal_c as A
     from isaaclab_diffsim.assets import anymal_c_urdf
 

@@ -16,7 +16,7 @@ from isaaclab_diffsim.experiments.results_page import write_result, write_result
 from orchestration.jobs import Job, run_jobs
 from orchestration.training import latest_checkpoint
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIGS = os.path.join(REPO, "configs")
 EXPERIMENTS = sorted(f[:-5] for f in os.listdir(os.path.join(CONFIGS, "experiment")) if f.endswith(".yaml"))
 
@@ -117,6 +117,7 @@ def test_results_page_lists_each_experiment_with_its_command(tmp_path):
     assert json.load(open(tmp_path / "results" / "gait" / "result.json"))["finished"]
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_table1_and_gait_end_to_end_tiny(tmp_path):
     """The real runner on a tiny budget: trains every Table 1 run for 2 iterations, evaluates each in every contact

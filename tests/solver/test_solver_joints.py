@@ -9,7 +9,7 @@ import warp as wp
 
 import newton
 from isaaclab_diffsim.solver import SolverMoreauGS
-from test_solver_gradients import Rollout, assert_close, central_difference
+from helpers.finite_difference import Rollout, assert_close, central_difference
 
 G = 9.81
 

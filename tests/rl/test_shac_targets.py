@@ -68,7 +68,7 @@ def test_bootstrap_values_and_actor_loss_by_hand():
 
 def test_target_critic_soft_update(one_torch_thread):
     """After an update: target = alpha * target_before + (1 - alpha) * critic_after, parameter by parameter."""
-    from test_shac import make_runner
+    from helpers.shac import make_runner
 
     _, runner = make_runner(seed=5)
     alg = runner.alg

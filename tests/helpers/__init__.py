@@ -1,0 +1,1 @@
+"""Helpers shared by test files (importable as ``helpers.<module>``: tests/ is on pytest's pythonpath)."""
