@@ -14,25 +14,66 @@ Where the ANYmal task is expected to differ, the field's docstring says so.
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from isaaclab.utils import configclass
 
+from ...utils.validation import (
+    Rule,
+    boolean,
+    check,
+    finite,
+    in_range,
+    integer,
+    is_finite,
+    is_real,
+    non_negative,
+    one_of,
+    optional,
+    positive,
+    sequence,
+)
 from .activations import ACTIVATIONS
 
-
-def _check(ok: bool, field: str, value, rule: str) -> None:
-    if not ok:
-        raise ValueError(f"{field} must be {rule}, got {value!r}")
-
-
-def _positive(field: str, value) -> None:
-    _check(isinstance(value, (int, float)) and math.isfinite(value) and value > 0, field, value, "a positive number")
-
-
-def _count(field: str, value, low: int = 1) -> None:
-    _check(isinstance(value, int) and not isinstance(value, bool) and value >= low, field, value, f"an integer >= {low}")
+_POLICY_RULES = {
+    "actor_hidden_dims": sequence(integer(1), min_length=1),
+    "critic_hidden_dims": sequence(integer(1), min_length=1),
+    "activation": Rule(f"one of {sorted(ACTIVATIONS)}", lambda v: str(v).lower() in ACTIVATIONS),
+    "init_log_std": finite,
+    "log_std_range": Rule("(low, high) with finite low < high",
+                          lambda r: len(r) == 2 and all(is_finite(x) for x in r) and r[0] < r[1]),
+    "obs_norm_clip": optional(positive),
+}
+_ALGORITHM_RULES = {
+    "gamma": in_range(0, 1, low_open=True),
+    "lam": in_range(0, 1, low_open=True),
+    "actor_learning_rate": positive,
+    "critic_learning_rate": positive,
+    "max_grad_norm": positive,
+    "min_learning_rate": non_negative,
+    "schedule": one_of("linear", "constant"),
+    "betas": sequence(in_range(0, 1, high_open=True), length=2),
+    "max_actor_grad_norm": optional(positive),
+    "critic_iterations": integer(1),
+    "num_critic_minibatches": integer(1),
+    "target_critic_alpha": in_range(0, 1),
+}
+_KAPPA_SCHEDULE_RULES = {
+    "kappa_start": positive,
+    "kappa_end": positive,
+    "iterations": integer(1),
+    "kind": one_of("off", "linear", "geometric"),
+}
+_RUNNER_RULES = {
+    "horizon": integer(1),
+    "max_iterations": integer(0),
+    "save_interval": integer(1),
+    "max_consecutive_nonfinite": integer(1),
+    "max_captures": integer(0),
+    "capture_grad_norm": optional(Rule("a number >= 0", lambda v: is_real(v) and v >= 0)),  # inf: non-finite ones only
+    "logger": Rule("'tensorboard' (the only logger of this runner)", lambda v: v == "tensorboard"),
+    "resume": boolean,
+}
 
 
 @configclass
@@ -86,18 +127,7 @@ class ShacActorCriticCfg:
 
     def validate_values(self, prefix: str = "policy") -> None:
         """Raise ValueError naming the field and its value for values that cannot work."""
-        for name in ("actor_hidden_dims", "critic_hidden_dims"):
-            dims = getattr(self, name)
-            _check(len(dims) > 0 and all(isinstance(d, int) and d >= 1 for d in dims), f"{prefix}.{name}", dims,
-                   "a non-empty list of positive integers")  # fmt: skip
-        _check(str(self.activation).lower() in ACTIVATIONS, f"{prefix}.activation", self.activation,
-               f"one of {sorted(ACTIVATIONS)}")  # fmt: skip
-        _check(math.isfinite(self.init_log_std), f"{prefix}.init_log_std", self.init_log_std, "finite")
-        lo, hi = self.log_std_range
-        _check(math.isfinite(lo) and math.isfinite(hi) and lo < hi, f"{prefix}.log_std_range", self.log_std_range,
-               "(low, high) with low < high, both finite")  # fmt: skip
-        if self.obs_norm_clip is not None:
-            _positive(f"{prefix}.obs_norm_clip", self.obs_norm_clip)
+        check(self, _POLICY_RULES, prefix=f"{prefix}.")
 
 
 @configclass
@@ -161,22 +191,7 @@ class ShacAlgorithmCfg:
 
     def validate_values(self, prefix: str = "algorithm") -> None:
         """Raise ValueError naming the field and its value for values that cannot work."""
-        for name in ("gamma", "lam"):
-            v = getattr(self, name)
-            _check(isinstance(v, (int, float)) and 0.0 < v <= 1.0, f"{prefix}.{name}", v, "in (0, 1]")
-        for name in ("actor_learning_rate", "critic_learning_rate", "max_grad_norm"):
-            _positive(f"{prefix}.{name}", getattr(self, name))
-        m = self.min_learning_rate
-        _check(isinstance(m, (int, float)) and 0.0 <= m < math.inf, f"{prefix}.min_learning_rate", m, ">= 0 and finite")
-        _check(self.schedule in ("linear", "constant"), f"{prefix}.schedule", self.schedule, "'linear' or 'constant'")
-        b = self.betas
-        _check(len(b) == 2 and all(0.0 <= x < 1.0 for x in b), f"{prefix}.betas", b, "two numbers in [0, 1)")
-        if self.max_actor_grad_norm is not None:
-            _positive(f"{prefix}.max_actor_grad_norm", self.max_actor_grad_norm)
-        _count(f"{prefix}.critic_iterations", self.critic_iterations)
-        _count(f"{prefix}.num_critic_minibatches", self.num_critic_minibatches)
-        a = self.target_critic_alpha
-        _check(isinstance(a, (int, float)) and 0.0 <= a <= 1.0, f"{prefix}.target_critic_alpha", a, "in [0, 1]")
+        check(self, _ALGORITHM_RULES, prefix=f"{prefix}.")
 
 
 @configclass
@@ -215,10 +230,7 @@ class KappaScheduleCfg:
 
     def validate_values(self, prefix: str = "kappa_schedule") -> None:
         """Raise ValueError naming the field and its value for values that cannot work."""
-        _positive(f"{prefix}.kappa_start", self.kappa_start)
-        _positive(f"{prefix}.kappa_end", self.kappa_end)
-        _count(f"{prefix}.iterations", self.iterations)
-        _check(self.kind in ("off", "linear", "geometric"), f"{prefix}.kind", self.kind, "'off', 'linear' or 'geometric'")
+        check(self, _KAPPA_SCHEDULE_RULES, prefix=f"{prefix}.")
 
 
 @configclass
@@ -304,15 +316,7 @@ class ShacRunnerCfg:
     def validate_values(self) -> None:
         """Raise ValueError naming the field and its value for values that cannot work (the runner calls it; train
         scripts call it after applying overrides)."""
-        _count("horizon", self.horizon)
-        _count("max_iterations", self.max_iterations, low=0)
-        _count("save_interval", self.save_interval)
-        _count("max_consecutive_nonfinite", self.max_consecutive_nonfinite)
-        _count("max_captures", self.max_captures, low=0)
-        c = self.capture_grad_norm
-        _check(c is None or (isinstance(c, (int, float)) and c >= 0), "capture_grad_norm", c, "None or a number >= 0")
-        _check(self.logger == "tensorboard", "logger", self.logger, "'tensorboard' (the only logger of this runner)")
-        _check(isinstance(self.resume, bool), "resume", self.resume, "True or False")
+        check(self, _RUNNER_RULES)
         self.kappa_schedule.validate_values("kappa_schedule")
         self.policy.validate_values("policy")
         self.algorithm.validate_values("algorithm")

@@ -10,6 +10,18 @@ from isaaclab.utils.noise import UniformNoiseCfg
 from ....assets.anydrive import ACTUATOR_PRESETS
 from ....envs.diff_direct_env import DiffDirectRLEnvCfg
 from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
+from ....utils.validation import (
+    Rule,
+    check,
+    check_value,
+    finite,
+    finite_range,
+    in_range,
+    non_negative,
+    one_of,
+    positive,
+    sequence,
+)
 
 
 @configclass
@@ -194,67 +206,43 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
 
     def validate_values(self) -> None:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
-        if self.asset_source not in ("urdf", "usd", "isaaclab"):
-            raise ValueError(f"asset_source must be urdf, usd or isaaclab, got {self.asset_source!r}")
-        if self.actuator_preset and self.actuator_preset not in ACTUATOR_PRESETS:
-            raise ValueError(f"actuator_preset must be '' or one of {sorted(ACTUATOR_PRESETS)}, got "
-                             f"{self.actuator_preset!r}")
+        check(self, {"asset_source": one_of("urdf", "usd", "isaaclab"),
+                     "actuator_preset": Rule(f"'' or one of {sorted(ACTUATOR_PRESETS)}",
+                                             lambda v: not v or v in ACTUATOR_PRESETS)})  # fmt: skip
         super().validate_values()
-        if (self.observation_space, self.action_space) != (48, 12):
-            raise ValueError(f"observation_space and action_space are fixed by the task at 48 and 12, got "
-                             f"{self.observation_space!r}, {self.action_space!r}")
-        if self.solver_cfg.actuator_saturation <= 0:
-            raise ValueError(f"solver_cfg.actuator_saturation must be > 0 (the ANYdrive's envelope), got "
-                             f"{self.solver_cfg.actuator_saturation!r}")
-        positive = {}
-        if self.gait.period_s < 0 or self.gait.swing_height < 0:
-            raise ValueError(f"gait.period_s and gait.swing_height must be >= 0, got {self.gait.period_s!r}, "
-                             f"{self.gait.swing_height!r}")
-        if self.gait.joint_swing_scale < 0 or (self.gait.joint_swing_scale > 0 and self.gait.period_s <= 0):
-            raise ValueError(f"gait.joint_swing_scale must be >= 0 and needs gait.period_s > 0, got "
-                             f"{self.gait.joint_swing_scale!r} with period {self.gait.period_s!r}")
-        if len(self.gait.phase_offsets) != 4:
-            raise ValueError(f"gait.phase_offsets needs 4 entries (LF, RF, LH, RH), got {self.gait.phase_offsets!r}")
-        positive.update({
-            "kp": self.kp,
-            "action_scale": self.action_scale,
-            "rewards.tracking_std": self.rewards.tracking_std,  # 0 divides by zero in the tracking rewards
-            "commands.resampling_time_s": self.commands.resampling_time_s,
-            "init_base_height": self.init_base_height,
+        ranges = ["commands.lin_vel_x", "commands.lin_vel_y", "commands.ang_vel_z", "commands.heading",
+                  "events.base_mass_add_range", "events.reset_joint_scale_range"]
+        check(self, {
+            "observation_space": Rule("48 (fixed by the task)", lambda v: v == 48),
+            "action_space": Rule("12 (fixed by the task)", lambda v: v == 12),
+            "solver_cfg.actuator_saturation": Rule(f"{positive.text} (the ANYdrive's envelope)", positive),
+            "gait.period_s": non_negative,
+            "gait.swing_height": non_negative,
+            "gait.joint_swing_scale": non_negative,
+            "gait.phase_offsets": Rule("4 finite numbers (LF, RF, LH, RH)", sequence(finite, length=4)),
+            "env_spacing": non_negative,
+            "kp": positive,
+            "action_scale": positive,
+            "rewards.tracking_std": positive,  # 0 divides by zero in the tracking rewards
+            "commands.resampling_time_s": positive,
+            "init_base_height": positive,
+            "kd": non_negative,
+            "min_base_height": non_negative,
+            "events.push_velocity": non_negative,
+            "events.reset_base_velocity": non_negative,
+            "commands.rel_heading_envs": in_range(0, 1),
+            "commands.rel_standing_envs": in_range(0, 1),
+            "events.base_com_range": Rule("a dict with keys among x, y, z", lambda d: set(d) <= {"x", "y", "z"}),
+            **dict.fromkeys(ranges + [f"events.base_com_range.{k}" for k in self.events.base_com_range], finite_range),
+            "events.foot_friction_range": Rule("(low, high) with finite 0 <= low <= high",
+                                               lambda r: finite_range(r) and r[0] >= 0),
+            "events.push_interval_s": Rule("(low, high) with finite 0 < low <= high",
+                                           lambda r: finite_range(r) and r[0] > 0),
         })  # fmt: skip
-        if not (isinstance(self.env_spacing, (int, float)) and math.isfinite(self.env_spacing) and self.env_spacing >= 0):
-            raise ValueError(f"env_spacing must be a finite number >= 0, got {self.env_spacing!r}")
-        for name, value in positive.items():
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-        non_negative = {"kd": self.kd, "min_base_height": self.min_base_height, "events.push_velocity":
-                        self.events.push_velocity, "events.reset_base_velocity": self.events.reset_base_velocity}
-        for name, value in non_negative.items():
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-        if self.min_base_height >= self.init_base_height:
-            raise ValueError(f"min_base_height must be below init_base_height ({self.init_base_height!r}), or every "
-                             f"episode ends at its first step; got {self.min_base_height!r}")
-        ranges = {
-            "commands.lin_vel_x": self.commands.lin_vel_x,
-            "commands.lin_vel_y": self.commands.lin_vel_y,
-            "commands.ang_vel_z": self.commands.ang_vel_z,
-            "commands.heading": self.commands.heading,
-            "events.foot_friction_range": self.events.foot_friction_range,
-            "events.base_mass_add_range": self.events.base_mass_add_range,
-            "events.reset_joint_scale_range": self.events.reset_joint_scale_range,
-            "events.push_interval_s": self.events.push_interval_s,
-        }
-        for name in ("rel_heading_envs", "rel_standing_envs"):
-            value = getattr(self.commands, name)
-            if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
-                raise ValueError(f"commands.{name} must be in [0, 1], got {value!r}")
-        if set(self.events.base_com_range) - {"x", "y", "z"}:
-            raise ValueError(f"events.base_com_range takes the keys x, y, z, got {self.events.base_com_range!r}")
-        ranges.update({f"events.base_com_range.{k}": v for k, v in self.events.base_com_range.items()})
-        for name, r in ranges.items():
-            if not (len(r) == 2 and all(isinstance(x, (int, float)) and math.isfinite(x) for x in r) and r[0] <= r[1]):
-                raise ValueError(f"{name} must be (low, high) with finite low <= high, got {r!r}")
-        if self.events.foot_friction_range[0] < 0 or self.events.push_interval_s[0] <= 0:
-            raise ValueError(f"events.foot_friction_range must be >= 0 and events.push_interval_s > 0, got "
-                             f"{self.events.foot_friction_range!r}, {self.events.push_interval_s!r}")
+        if self.gait.period_s == 0:
+            check_value("gait.joint_swing_scale", self.gait.joint_swing_scale,
+                        Rule("0 while gait.period_s is 0 (the swing needs the gait clock, period_s > 0)",
+                             lambda v: v == 0))  # fmt: skip
+        check_value("min_base_height", self.min_base_height,
+                    Rule(f"below init_base_height ({self.init_base_height!r}), or every episode ends at its first "
+                         "step", lambda v: v < self.init_base_height))  # fmt: skip
