@@ -20,8 +20,9 @@ import tempfile
 
 import torch
 
-CFG_PREFIXES = ("ckpt/env_cfg/", "ckpt/cfg/")
-"""Where the checkpoint records the env and agent configs."""
+CFG_PREFIXES = ("ckpt/env_cfg/", "ckpt/cfg/", "ckpt/env_state/")
+"""Where the checkpoint records the env and agent configs and the env's state fields: a key added there since (a
+new config field, a new state field of a feature that is off) is named, not counted as a difference."""
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -93,7 +94,6 @@ def main() -> int:
     if args.compare is None:
         return 0
     ref = torch.load(args.compare, weights_only=False)
-    # a config field added since (recorded in the checkpoint's cfg) is named, not a difference of the results
     added_fields = sorted(k for k in set(fp) - set(ref) if k.startswith(CFG_PREFIXES))
     if set(ref) != set(fp) - set(added_fields):
         print(f"different keys: only before {sorted(set(ref) - set(fp))[:5]}, only now {sorted(set(fp) - set(ref))[:5]}")
@@ -103,7 +103,7 @@ def main() -> int:
             print(f"NOT bitwise equal: {k}")
             return 1
     print(f"bitwise equal: all {len(ref)} tensors (rollout {args.steps} steps x {args.num_envs} envs, "
-          f"SHAC {args.iterations} iterations)" + (f"; new config fields {added_fields}" if added_fields else ""))
+          f"SHAC {args.iterations} iterations)" + (f"; new config/state fields {added_fields}" if added_fields else ""))
     return 0
 
 

@@ -40,7 +40,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
 
     cfg_class = DiffVelocityEnvCfg
     STATE_FIELDS = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time",
-                    "push_time", "heading_target", "is_heading_env", "is_standing_env", "prev_foot_centre")  # fmt: skip
+                    "push_time", "heading_target", "is_heading_env", "is_standing_env", "prev_foot_centre",
+                    "leg_kick_time")  # fmt: skip
 
     def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
         """``cfg`` None: the task's registered config when gymnasium passes ``env_cfg_entry_point`` (``gym.make(id)``),
@@ -75,6 +76,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.is_standing_env = torch.zeros(n, dtype=torch.bool, device=dev)
         self.command_time = torch.zeros(n, device=dev)
         self.push_time = torch.zeros(n, device=dev)
+        self.leg_kick_time = torch.zeros(n, device=dev)
         self.feet_air_time = torch.zeros(n, 4, device=dev)
         self.term_names = [k for k in vars(cfg.rewards)
                            if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_"))]  # fmt: skip
@@ -212,9 +214,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self._reset_buffers(envs)
 
     def set_state(self, state: dict) -> None:
-        """:meth:`DiffDirectRLEnv.set_state`; snapshots saved before ``prev_foot_centre`` existed get zeros for it."""
+        """:meth:`DiffDirectRLEnv.set_state`; snapshots saved before ``prev_foot_centre`` or ``leg_kick_time`` existed
+        get zeros for them."""
         if "prev_foot_centre" not in state:
             state = {**state, "prev_foot_centre": torch.zeros(self.num_envs, 4, 3, device=self.device)}
+        if "leg_kick_time" not in state:
+            state = {**state, "leg_kick_time": torch.zeros(self.num_envs, device=self.device)}
         super().set_state(state)
 
     def _apply_interval_events(self) -> bool:
@@ -427,6 +432,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.episode_length_buf[envs] = 0
         self.command_time[envs] = 0.0
         self.push_time[envs] = self._uniform((int(envs.sum()),), *self.cfg.events.push_interval_s)
+        if self.cfg.events.leg_kick_velocity > 0.0:
+            self.leg_kick_time[envs] = self._uniform((int(envs.sum()),), *self.cfg.events.leg_kick_interval_s)
         for v in self.episode_sums.values():
             v[envs] = 0.0
         self._update_commands()
@@ -456,11 +463,30 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             self.command_time[resample] = 0.0
         self.push_time -= self.step_dt
         push = self.push_time <= 0.0
+        kick = None
         if push.any() and self.cfg.events.push_velocity > 0.0:
             kick = self.events.apply_push(push, self.cfg.events.push_velocity).to(self.device)
             self.push_time[push] = self._uniform((int(push.sum()),), *self.cfg.events.push_interval_s)
-            return kick
-        return None
+        if self.cfg.events.leg_kick_velocity > 0.0:
+            leg_kick = self._leg_kicks()
+            if leg_kick is not None:
+                kick = leg_kick if kick is None else kick + leg_kick
+        return kick
+
+    def _leg_kicks(self) -> torch.Tensor | None:
+        """The joint-velocity change of the envs whose leg kick is due (None if none is): one random leg each, its
+        joints' velocities changed by amounts uniform in +-``events.leg_kick_velocity``."""
+        ev = self.cfg.events
+        self.leg_kick_time -= self.step_dt
+        due = self.leg_kick_time <= 0.0
+        if not due.any():
+            return None
+        n, nj = self.num_envs, self.layout.num_joints
+        leg = torch.randint(0, 4, (n,), generator=self._gen, device=self.device)
+        dq = self._uniform((n, nj), -ev.leg_kick_velocity, ev.leg_kick_velocity)
+        dq = dq * ((self.joint_legs[None, :] == leg[:, None]) & due[:, None])
+        self.leg_kick_time[due] = self._uniform((int(due.sum()),), *ev.leg_kick_interval_s)
+        return torch.cat([dq.new_zeros(n, self.layout.dofs_per_world - nj), dq], dim=1)
 
     def _build_events(self) -> BuilderEvents | AnymalCScene:
         """The event source of the model: the Isaac Lab scene with its ``EventManager`` (startup events seeded with

@@ -118,6 +118,12 @@ class DiffEventsCfg:
     push_interval_s: tuple[float, float] = (10.0, 15.0)
     push_velocity: float = 0.5
     """Pushes change the base's x and y velocity [m/s] by amounts uniform in +-push_velocity (``velocity_range``)."""
+    leg_kick_interval_s: tuple[float, float] = (1.0, 3.0)
+    leg_kick_velocity: float = 0.0
+    """Leg kicks (0: off): at intervals drawn from ``leg_kick_interval_s`` the three joints of one random leg per env
+    get velocity changes uniform in +-leg_kick_velocity [rad/s], a random bump on that foot as a velocity impulse.
+    Like a push, the kick is a constant added inside the autograd graph: the gradient flows through the kicked
+    state, so the actor sees how a lifted or displaced foot changes the return."""
 
 
 @configclass
@@ -197,11 +203,12 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
 
     def use_evaluation_settings(self) -> None:
         """The ``-Play`` settings: forward commands only (no lateral or yaw command, no heading or standing envs), no
-        pushes, no observation noise. The contact model is left to the caller."""
+        pushes or leg kicks, no observation noise. The contact model is left to the caller."""
         self.commands.lin_vel_y = (0.0, 0.0)
         self.commands.ang_vel_z = (0.0, 0.0)
         self.commands.heading_command, self.commands.rel_standing_envs = False, 0.0
         self.events.push_velocity = 0.0
+        self.events.leg_kick_velocity = 0.0
         self.observations.enable_corruption = False
 
     def validate_values(self) -> None:
