@@ -60,8 +60,11 @@ def export(args) -> None:
     env_cfg, agent_cfg = load_task_cfgs(args.task, AGENT_ENTRY[algo])
     train_env = stored_cfg(args.checkpoint, state, "env_cfg", "env.yaml")
     if train_env is None:
-        raise checkpoint_error(args.checkpoint, "carries no env cfg and its run has no params/env.yaml: cannot tell"
-                                                " the joint order, gains and gait the policy was trained with")  # fmt: skip
+        raise checkpoint_error(
+            args.checkpoint,
+            "carries no env cfg and its run has no params/env.yaml: cannot tell"
+            " the joint order, gains and gait the policy was trained with",
+        )
     update_class_from_dict(env_cfg, train_env)
     train_agent = stored_cfg(args.checkpoint, state, "cfg", "agent.yaml")
     if train_agent is not None:
@@ -76,8 +79,9 @@ def export(args) -> None:
     else:
         runner = make_ppo_runner(env, agent_cfg, log_dir=None, device="cpu")
         runner.load(args.checkpoint, map_location="cpu")
-        paths = export_bundle(env, runner.deploy_actor(), out, env_cfg.to_dict(), "ppo",
-                              action_clip=runner.env.clip_actions)  # fmt: skip
+        paths = export_bundle(
+            env, runner.deploy_actor(), out, env_cfg.to_dict(), "ppo", action_clip=runner.env.clip_actions
+        )
     env.close()
     print(f"[export] {algo} checkpoint {args.checkpoint} -> {', '.join(paths.values())}")
 

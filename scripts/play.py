@@ -40,7 +40,6 @@ from isaaclab_diffsim.solver import CONTACT_MODELS
 from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
 
-
 def joint_rows_by_leg(joint_names: list[str]) -> dict[str, list[tuple[int, str]]]:
     """Columns of the joint trace grouped by leg: {"LF": [(column, "HAA"), ...], ...}, in the model's joint order
     (``env.layout.joint_names``, e.g. ``LF_HAA``; the legs' order differs between asset sources)."""
@@ -85,8 +84,10 @@ def make_recording(env, args, finish):
 
     def save():
         path = recorder.save()
-        print(f"[play] recorded {recorder.frames} frames of {recorder.record_envs} robots to {path} "
-              f"({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s with the evaluation)")
+        print(
+            f"[play] recorded {recorder.frames} frames of {recorder.record_envs} robots to {path} "
+            f"({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s with the evaluation)"
+        )
 
     finish.append(save)
     return step
@@ -102,9 +103,11 @@ def record_with_gradients(env, policy, args):
     t0 = time.perf_counter()
     norms = record_differentiated_rollout(env, policy, recorder, steps, args.record_grad_horizon)
     path = recorder.save()
-    print(f"[play] recorded {recorder.frames} differentiated frames (horizon {args.record_grad_horizon}) to {path} "
-          f"({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s); |dJ/da_t| median "
-          f"{float(np.median(norms)):.3g}, max {float(np.max(norms)):.3g}")
+    print(
+        f"[play] recorded {recorder.frames} differentiated frames (horizon {args.record_grad_horizon}) to {path} "
+        f"({os.path.getsize(path) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s); |dJ/da_t| median "
+        f"{float(np.median(norms)):.3g}, max {float(np.max(norms)):.3g}"
+    )
 
 
 def make_visualizer_step(env, args, finish):
@@ -120,8 +123,9 @@ def make_visualizer_step(env, args, finish):
             frames.append(viz.frame())
 
     if args.video:
-        finish.append(lambda: print(f"[play] video: {write_video(frames, args.video, 1.0 / env.step_dt)} "
-                                    f"({len(frames)} frames)"))  # fmt: skip
+        finish.append(
+            lambda: print(f"[play] video: {write_video(frames, args.video, 1.0 / env.step_dt)} ({len(frames)} frames)")
+        )
     return step
 
 
@@ -130,25 +134,42 @@ def main():
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct-Play")
     parser.add_argument("--algo", choices=sorted(AGENT_ENTRY), default="shac")
     parser.add_argument("--checkpoint", default=None, help="checkpoint to evaluate (or --onnx)")
-    parser.add_argument("--onnx", default=None, help="deployment bundle directory: drive the env through its "
-                        "policy.onnx with onnxruntime only, observations built as its io.yaml says")
+    parser.add_argument(
+        "--onnx",
+        default=None,
+        help="deployment bundle directory: drive the env through its "
+        "policy.onnx with onnxruntime only, observations built as its io.yaml says",
+    )
     parser.add_argument("--contact_model", choices=sorted(CONTACT_MODELS), default="hard")
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--num_envs", type=int, default=None, help="default: --episodes (one round of episodes)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--plot", default=None, help="PNG path for a joint-trajectory plot")
     parser.add_argument("--record", default=None, help="USD path (.usd/.usda/.usdc) for a recording of the rollout")
-    parser.add_argument("--record_envs", type=int, default=None, help="robots to record (the first ones; default: "
-                        "min(4, envs))")  # fmt: skip
+    parser.add_argument(
+        "--record_envs", type=int, default=None, help="robots to record (the first ones; default: min(4, envs))"
+    )
     parser.add_argument("--record_steps", type=int, default=None, help="steps to record (default: one episode)")
-    parser.add_argument("--record_geometry", choices=("all", "visual"), default="all",
-                        help="the model's shapes on the robot's bodies: all of them, or only those flagged visible")
-    parser.add_argument("--record_grad_horizon", type=int, default=0,
-                        help="> 0: record a rollout differentiated in horizons of this length (gradient magnitudes)")
+    parser.add_argument(
+        "--record_geometry",
+        choices=("all", "visual"),
+        default="all",
+        help="the model's shapes on the robot's bodies: all of them, or only those flagged visible",
+    )
+    parser.add_argument(
+        "--record_grad_horizon",
+        type=int,
+        default=0,
+        help="> 0: record a rollout differentiated in horizons of this length (gradient magnitudes)",
+    )
     parser.add_argument("--viz", default=None, help="Isaac Lab visualizers, comma-separated: newton_gl, rerun, viser")
-    parser.add_argument("--video", default=None, help="animated GIF of the newton_gl visualizer (needs --viz newton_gl)")
+    parser.add_argument(
+        "--video", default=None, help="animated GIF of the newton_gl visualizer (needs --viz newton_gl)"
+    )
     parser.add_argument("--video_length", type=int, default=200, help="steps in the video")
-    parser.add_argument("--debug", action="store_true", help="show the traceback of a usage, checkpoint or bundle error")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of a usage, checkpoint or bundle error"
+    )
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
     if (args.checkpoint is None) == (args.onnx is None):
@@ -180,8 +201,10 @@ def play(args, num_envs: int) -> None:
     else:
         written_by, _ = checkpoint_algorithm(args.checkpoint)
         if written_by != args.algo:
-            raise RunError(f"checkpoint {args.checkpoint} was written by {ALGO_NAMES[written_by]}, not "
-                           f"{ALGO_NAMES[args.algo]}: play it with --algo {written_by}")  # fmt: skip
+            raise RunError(
+                f"checkpoint {args.checkpoint} was written by {ALGO_NAMES[written_by]}, not "
+                f"{ALGO_NAMES[args.algo]}: play it with --algo {written_by}"
+            )
     env_cfg, agent_cfg = resolve_task_cfgs(args.task, AGENT_ENTRY[args.algo], args.overrides)
     env_cfg.device = agent_cfg.device = args.device
     env_cfg.num_envs = num_envs
@@ -211,12 +234,16 @@ def play(args, num_envs: int) -> None:
         callbacks.append(make_visualizer_step(env, args, finish))
     env.reset(seed=env_cfg.seed)  # the same episodes whatever loading the policy drew from the env's generator
     t0 = time.perf_counter()
-    result = evaluate(env, policy, args.episodes, step_callback=(lambda: [c() for c in callbacks]) if callbacks else None)
+    result = evaluate(
+        env, policy, args.episodes, step_callback=(lambda: [c() for c in callbacks]) if callbacks else None
+    )
     source = f"onnx {args.onnx}" if args.onnx else f"{args.algo} {os.path.basename(args.checkpoint)}"
     print(f"[play] {source}, {args.contact_model} contact: {result.summary()} ({time.perf_counter() - t0:.1f} s)")
     if args.onnx:
-        print(f"[play] onnx controller vs env: max |joint_pos_target - env target| {policy.max_target_error:.3g} rad, "
-              f"max |built obs - env obs| {policy.max_obs_error:.3g}")
+        print(
+            f"[play] onnx controller vs env: max |joint_pos_target - env target| {policy.max_target_error:.3g} rad, "
+            f"max |built obs - env obs| {policy.max_obs_error:.3g}"
+        )
     for f in finish:
         f()
     if args.record and args.record_grad_horizon > 0:

@@ -48,21 +48,24 @@ from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 from isaaclab_diffsim.utils.run_dir import new_run_dir
 
 
-
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct")
     parser.add_argument("--algo", choices=sorted(AGENT_ENTRY), default="shac")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:<i> (with --distributed: the rank's GPU)")
-    parser.add_argument("--distributed", action="store_true",
-                        help="one process per device under torchrun (gloo on cpu, nccl on cuda)")  # fmt: skip
+    parser.add_argument(
+        "--distributed", action="store_true", help="one process per device under torchrun (gloo on cpu, nccl on cuda)"
+    )
     parser.add_argument("--num_envs", type=int, default=None)
     parser.add_argument("--max_iterations", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--resume", default=None,
-                        help="checkpoint file to resume from, or 'auto': the latest checkpoint of --log_dir")  # fmt: skip
+    parser.add_argument(
+        "--resume", default=None, help="checkpoint file to resume from, or 'auto': the latest checkpoint of --log_dir"
+    )
     parser.add_argument("--log_root", default="logs")
-    parser.add_argument("--log_dir", default=None, help="exact run directory (default: <log_root>/<algo>/<experiment>/<time>)")
+    parser.add_argument(
+        "--log_dir", default=None, help="exact run directory (default: <log_root>/<algo>/<experiment>/<time>)"
+    )
     parser.add_argument("--eval_episodes", type=int, default=64, help="first episode of each env (see evaluate())")
     parser.add_argument("--eval_on_interrupt", action="store_true", help="export and evaluate even when interrupted")
     parser.add_argument("--torch_threads", type=int, default=1, help="Warp's CPU kernels run on one thread")
@@ -73,8 +76,10 @@ def parse_args():
 
 def configure(args):
     if args.max_iterations is not None and args.max_iterations < 1:
-        raise RunError(f"--max_iterations must be >= 1, got {args.max_iterations} (to evaluate a checkpoint without "
-                       "training: scripts/play.py --checkpoint CKPT)")  # fmt: skip
+        raise RunError(
+            f"--max_iterations must be >= 1, got {args.max_iterations} (to evaluate a checkpoint without "
+            "training: scripts/play.py --checkpoint CKPT)"
+        )
     if args.num_envs is not None and args.num_envs < 1:
         raise RunError(f"--num_envs must be >= 1, got {args.num_envs}")
     check_device(args.device)
@@ -147,7 +152,9 @@ def train_ppo(env, agent_cfg, log_dir, args):
     if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
     clip = runner.env.clip_actions
-    export_bundle(env, runner.deploy_actor(), os.path.join(log_dir, "exported"), env.cfg.to_dict(), "ppo", action_clip=clip)
+    export_bundle(
+        env, runner.deploy_actor(), os.path.join(log_dir, "exported"), env.cfg.to_dict(), "ppo", action_clip=clip
+    )
     return runner, runner.act_policy(args.device)
 
 
@@ -200,27 +207,36 @@ def run(args, rank: int) -> None:
         dump_params(log_dir, env_cfg, agent_cfg)  # <log_dir>/params/env.yaml, agent.yaml (Isaac Lab's layout)
     ranks = f" per rank x {distributed.world_size()} ranks" if distributed.is_multi_process() else ""
     if rank == 0:
-        print(f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs{ranks}, contact "
-              f"{env_cfg.solver_cfg.contact_model}, {agent_cfg.max_iterations} iterations, logs in {log_dir}", flush=True)
+        print(
+            f"[train] task {args.task}, algo {args.algo}, {env_cfg.num_envs} envs{ranks}, contact "
+            f"{env_cfg.solver_cfg.contact_model}, {agent_cfg.max_iterations} iterations, logs in {log_dir}",
+            flush=True,
+        )
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     t0 = time.time()
     train = train_shac if args.algo == "shac" else train_ppo
     runner, policy = train(env, agent_cfg, log_dir, args)
     if runner.interrupted and (policy is None or rank > 0):  # the checkpoint is saved: stop here
         if rank == 0:
-            print(f"[train] interrupted after {time.time() - t0:.0f} s; resume with --resume {runner.last_checkpoint}",
-                  flush=True)  # fmt: skip
+            print(
+                f"[train] interrupted after {time.time() - t0:.0f} s; resume with --resume {runner.last_checkpoint}",
+                flush=True,
+            )
         sys.exit(exit_code(runner.interrupt_signal))
     if rank > 0:
         return
-    print(f"[train] done in {time.time() - t0:.0f} s; exported policy to {os.path.join(log_dir, 'exported')}", flush=True)
+    print(
+        f"[train] done in {time.time() - t0:.0f} s; exported policy to {os.path.join(log_dir, 'exported')}", flush=True
+    )
     if args.eval_episodes > 0:
         from isaaclab_diffsim.rl.evaluation import evaluate
 
         env.set_contact_model("hard")
         env.cfg.use_evaluation_settings()  # the -Play settings
         result = evaluate(env, policy, args.eval_episodes)
-        print(f"[eval] hard contact, forward commands in {env.cfg.commands.lin_vel_x} m/s: {result.summary()}", flush=True)
+        print(
+            f"[eval] hard contact, forward commands in {env.cfg.commands.lin_vel_x} m/s: {result.summary()}", flush=True
+        )
     if runner.interrupted:  # --eval_on_interrupt
         sys.exit(exit_code(runner.interrupt_signal))
 

@@ -47,7 +47,10 @@ def main():
     args = p.parse_args()
     wp.config.log_level = wp.LOG_WARNING
     print(f"device {args.device}, horizon {args.horizon} x {args.substeps} substeps of 5 ms, smoothed kappa 300")
-    print("worlds  fwd_nograd_s  fwd_tape_s  bwd_s  (f+b)/fwd  env-steps/s(nograd, f+b)  bytes/step(measured, est)  |grad|")
+    print(
+        "worlds  fwd_nograd_s  fwd_tape_s  bwd_s  (f+b)/fwd  env-steps/s(nograd, f+b)  bytes/step(measured, est)"
+        "  |grad|"
+    )
     for n in args.worlds:
         model, layout = build_anymal_c_model(num_worlds=n, device=args.device, base_height=0.55, requires_grad=True)
         sim = DiffSimulator(model, substeps=args.substeps, dt=0.005, kappa=300.0)
@@ -77,9 +80,11 @@ def main():
         _, nbytes = horizon(sim, layout, q0, qd0, q0.clone().requires_grad_(True), 2, measure=True)
         steps = n * args.horizon
         fb = best["tape"] + best["bwd"]
-        print(f"{n:6d}  {best['nograd']:12.3f}  {best['tape']:10.3f}  {best['bwd']:5.3f}  {fb / best['nograd']:9.2f}"
-              f"  {steps / best['nograd']:10.0f} {steps / fb:10.0f}  {nbytes:14d} {sim.step_memory_bytes():10d}"
-              f"  {target.grad.norm().item():.3g}")
+        print(
+            f"{n:6d}  {best['nograd']:12.3f}  {best['tape']:10.3f}  {best['bwd']:5.3f}  {fb / best['nograd']:9.2f}"
+            f"  {steps / best['nograd']:10.0f} {steps / fb:10.0f}  {nbytes:14d} {sim.step_memory_bytes():10d}"
+            f"  {target.grad.norm().item():.3g}"
+        )
 
 
 if __name__ == "__main__":

@@ -72,22 +72,40 @@ def main() -> None:
     common = ["--eval_episodes", "0", f"agent.horizon={args.horizon}", f"agent.save_interval={args.iterations}"]
     with tempfile.TemporaryDirectory() as tmp:
         single = [sys.executable, train, "--num_envs", str(args.total_envs), *common]
-        multi = [torchrun, "--standalone", "--nnodes", "1", "--nproc_per_node", str(args.procs), train,
-                 "--distributed", "--num_envs", str(args.total_envs // args.procs), *common]  # fmt: skip
+        multi = [
+            torchrun,
+            "--standalone",
+            "--nnodes",
+            "1",
+            "--nproc_per_node",
+            str(args.procs),
+            train,
+            "--distributed",
+            "--num_envs",
+            str(args.total_envs // args.procs),
+            *common,
+        ]
         for rep in range(args.repeats):
-            for name, cmd in ((f"1 process x {args.total_envs} envs", single),
-                              (f"{args.procs} processes x {args.total_envs // args.procs} envs", multi)):  # fmt: skip
+            for name, cmd in (
+                (f"1 process x {args.total_envs} envs", single),
+                (f"{args.procs} processes x {args.total_envs // args.procs} envs", multi),
+            ):
                 log = os.path.join(tmp, f"{rep}_{len(cmd)}")
                 _, _, cpu_fixed, _ = run([*cmd, "--max_iterations", "1", "--log_dir", log + "_base"])
                 load0 = os.getloadavg()[0]
-                secs, its, cpu, (fwd, bwd, upd) = run([*cmd, "--max_iterations", str(args.iterations), "--log_dir", log])
+                secs, its, cpu, (fwd, bwd, upd) = run(
+                    [*cmd, "--max_iterations", str(args.iterations), "--log_dir", log]
+                )
                 load1 = os.getloadavg()[0]
                 ips = its / secs
                 cpu_per_it = (cpu - cpu_fixed) / (args.iterations - 1)
-                print(f"{name}: {ips:.3f} iterations/s, {ips * args.horizon * args.total_envs:.0f} env-steps/s"
-                      f" ({its} iterations in {secs:.1f} s; load average {load0:.2f} -> {load1:.2f});"
-                      f" {cpu_per_it:.2f} CPU s per iteration; rank 0 per iteration: rollout {fwd:.2f} s, actor"
-                      f" backward {bwd:.2f} s, rest of the update {upd:.2f} s", flush=True)  # fmt: skip
+                print(
+                    f"{name}: {ips:.3f} iterations/s, {ips * args.horizon * args.total_envs:.0f} env-steps/s"
+                    f" ({its} iterations in {secs:.1f} s; load average {load0:.2f} -> {load1:.2f});"
+                    f" {cpu_per_it:.2f} CPU s per iteration; rank 0 per iteration: rollout {fwd:.2f} s, actor"
+                    f" backward {bwd:.2f} s, rest of the update {upd:.2f} s",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

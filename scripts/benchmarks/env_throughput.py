@@ -48,8 +48,9 @@ def interleaved(fn, set_mode, repeats: int = 7) -> tuple[float, float]:
     return float(np.median(times[True])), float(np.median(times[False]))
 
 
-def bench(num_envs: int, horizon: int, contact_model: str, device: str, asset_source: str = "urdf",
-          profile: bool = False) -> dict:  # fmt: skip
+def bench(
+    num_envs: int, horizon: int, contact_model: str, device: str, asset_source: str = "urdf", profile: bool = False
+) -> dict:
     cfg = DiffVelocityEnvCfg(num_envs=num_envs, device=device, asset_source=asset_source)
     cfg.solver_cfg.contact_model = contact_model
     env = DiffVelocityEnv(cfg)
@@ -76,9 +77,11 @@ def stage_breakdown(env: DiffVelocityEnv, num_envs: int, horizon: int, device: s
             for _ in range(horizon):
                 env.step(zeros)
         s = dict(prof.seconds)  # exclusive times
-        rows = [("solver (kernel launches / graph replay)", s.get("solver", 0.0)),
-                ("bridge glue (views, copies, clones)", s["DiffSimulator.step"]),
-                ("env MDP torch ops (targets, rewards, obs, resets)", s["env.step"])]  # fmt: skip
+        rows = [
+            ("solver (kernel launches / graph replay)", s.get("solver", 0.0)),
+            ("bridge glue (views, copies, clones)", s["DiffSimulator.step"]),
+            ("env MDP torch ops (targets, rewards, obs, resets)", s["env.step"]),
+        ]
         out = [f"  forward env step, {num_envs} envs:", format_stages(rows, sum(r[1] for r in rows), horizon, "    ")]
         env.detach()
         prof.reset()
@@ -92,10 +95,12 @@ def stage_breakdown(env: DiffVelocityEnv, num_envs: int, horizon: int, device: s
         prof.sync()
         t2 = time.perf_counter()
         s = dict(prof.seconds)
-        rows = [("forward: solver with tape", s.get("solver", 0.0)),
-                ("forward: bridge glue (tape, states, views)", s["DiffSimulator.step"]),
-                ("forward: env MDP torch ops", (t1 - t0) - s.get("solver", 0.0) - s["DiffSimulator.step"]),
-                ("backward (tape replays + torch autograd)", t2 - t1)]  # fmt: skip
+        rows = [
+            ("forward: solver with tape", s.get("solver", 0.0)),
+            ("forward: bridge glue (tape, states, views)", s["DiffSimulator.step"]),
+            ("forward: env MDP torch ops", (t1 - t0) - s.get("solver", 0.0) - s["DiffSimulator.step"]),
+            ("backward (tape replays + torch autograd)", t2 - t1),
+        ]
         out += [f"  forward+backward env step, {num_envs} envs:", format_stages(rows, t2 - t0, horizon, "    ")]
     finally:
         prof.restore()
@@ -149,8 +154,10 @@ def _bench(env: DiffVelocityEnv, num_envs: int, horizon: int, device: str, profi
     stepper = getattr(sim, "forward", None)  # DiffSimulator's graph-replaying forward (absent in older versions)
     if stepper is not None and hasattr(stepper, "capture"):
         t_graph, t_eager = interleaved(forward, lambda on: setattr(stepper, "capture", on))
-        breakdown += (f"\n  forward, captured graph vs eager launches, interleaved horizons (median of 7): "
-                      f"{steps / t_graph:.0f} vs {steps / t_eager:.0f} env-steps/s ({t_eager / t_graph:.2f}x)")
+        breakdown += (
+            f"\n  forward, captured graph vs eager launches, interleaved horizons (median of 7): "
+            f"{steps / t_graph:.0f} vs {steps / t_eager:.0f} env-steps/s ({t_eager / t_graph:.2f}x)"
+        )
     return {
         "breakdown": breakdown,
         "fwd": steps / t_fwd,
@@ -170,15 +177,20 @@ def main():
     parser.add_argument("--asset-sources", default="urdf", help="comma list of urdf, usd, isaaclab")
     parser.add_argument("--profile", action="store_true", help="add time per Warp kernel and the top torch ops")
     args = parser.parse_args()
-    print(f"{'model':>9} {'envs':>6} {'fwd env-steps/s':>16} {'fwd+bwd env-steps/s':>20} "
-          f"{'solver-only env-steps/s':>24} {'(f+b)/f':>8} {'env/solver time':>16}")
+    print(
+        f"{'model':>9} {'envs':>6} {'fwd env-steps/s':>16} {'fwd+bwd env-steps/s':>20} "
+        f"{'solver-only env-steps/s':>24} {'(f+b)/f':>8} {'env/solver time':>16}"
+    )
     breakdowns = []
     for source in args.asset_sources.split(","):
         for n in (int(x) for x in args.envs.split(",")):
             r = bench(n, args.horizon, args.contact_model, args.device, source, args.profile)
             breakdowns.append(r["breakdown"])
-            print(f"{source:>9} {n:>6} {r['fwd']:>16.0f} {r['fwd_bwd']:>20.0f} {r['solver']:>24.0f} "
-                  f"{r['ratio']:>8.2f} {r['overhead']:>16.2f}", flush=True)
+            print(
+                f"{source:>9} {n:>6} {r['fwd']:>16.0f} {r['fwd_bwd']:>20.0f} {r['solver']:>24.0f} "
+                f"{r['ratio']:>8.2f} {r['overhead']:>16.2f}",
+                flush=True,
+            )
     print("\nWhere one env step's time goes (perf_counter around each stage, device synchronized):")
     print("\n".join(breakdowns))
 

@@ -60,8 +60,13 @@ def run_one(preset: str, num_envs: int, device: str, steps: int, warmup: int, pr
             breakdown += graph_ab(env, act, num_envs)
     finally:
         env.close()
-    return {"preset": preset, "num_envs": num_envs, "env_steps_per_s": steps * num_envs / wall, "resets": resets,
-            "breakdown": breakdown}  # fmt: skip
+    return {
+        "preset": preset,
+        "num_envs": num_envs,
+        "env_steps_per_s": steps * num_envs / wall,
+        "resets": resets,
+        "breakdown": breakdown,
+    }
 
 
 def stage_breakdown(env, act, steps: int, device: str, detail: bool) -> str:
@@ -77,8 +82,10 @@ def stage_breakdown(env, act, steps: int, device: str, detail: bool) -> str:
     prof.wrap(manager, "_update_sensors", "sensors")
     prof.wrap(env.sim, "step", "sim.step")
     isaac = {
-        "action manager (process + apply)": [(env.action_manager, "process_action"),
-                                             (env.action_manager, "apply_action")],
+        "action manager (process + apply)": [
+            (env.action_manager, "process_action"),
+            (env.action_manager, "apply_action"),
+        ],
         "scene write_data_to_sim": [(env.scene, "write_data_to_sim")],
         "scene update (asset data, sensors)": [(env.scene, "update")],
         "termination + reward managers": [(env.termination_manager, "compute"), (env.reward_manager, "compute")],
@@ -95,15 +102,19 @@ def stage_breakdown(env, act, steps: int, device: str, detail: bool) -> str:
     finally:
         prof.restore()
     s = prof.seconds  # exclusive times: a stage timed inside another (reset events, sensors) counts once
-    rows = [("solver, or CPU graph replay (+ actuators, sensors)", s.get("solver", 0.0)),
-            ("contact report + Newton sensors (_update_sensors)", s.get("sensors", 0.0)),
-            ("physics step glue (manager step, sim context)", s["sim.step"])]  # fmt: skip
+    rows = [
+        ("solver, or CPU graph replay (+ actuators, sensors)", s.get("solver", 0.0)),
+        ("contact report + Newton sensors (_update_sensors)", s.get("sensors", 0.0)),
+        ("physics step glue (manager step, sim context)", s["sim.step"]),
+    ]
     rows += [(f"Isaac Lab: {name}", s.get(name, 0.0)) for name in isaac]
     rows.append(("Isaac Lab: rest of env.step", s["env.step"]))
     total = sum(r[1] for r in rows)
     physics_steps = prof.calls["sim.step"] // steps
-    out = [f"  {env.num_envs} envs, {physics_steps} physics steps per env step:",
-           format_stages(rows, total, steps, "    ")]
+    out = [
+        f"  {env.num_envs} envs, {physics_steps} physics steps per env step:",
+        format_stages(rows, total, steps, "    "),
+    ]
     if detail:
         with kernel_launches(device) as kernels:
             for _ in range(steps):
@@ -134,8 +145,10 @@ def graph_ab(env, act, num_envs: int, block: int = 10, repeats: int = 7) -> str:
             times[mode].append(time.perf_counter() - t0)
     solver_cfg.use_cpu_graph = True
     on, off = (block * num_envs / float(np.median(times[m])) for m in (True, False))
-    return (f"\n  physics step from the CPU graph vs eager, alternating {block}-step blocks (median of {repeats}): "
-            f"{on:.0f} vs {off:.0f} env-steps/s ({on / off:.2f}x)")
+    return (
+        f"\n  physics step from the CPU graph vs eager, alternating {block}-step blocks (median of {repeats}): "
+        f"{on:.0f} vs {off:.0f} env-steps/s ({on / off:.2f}x)"
+    )
 
 
 def torch_profiler():
@@ -152,9 +165,13 @@ def main():
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--profile", action="store_true", help="add time per Warp kernel and the top torch ops")
-    parser.add_argument("--torch-threads", type=int, default=0,
-                        help="torch intra-op threads in each child (0: torch's default); on a busy 2-core machine "
-                             "1 avoids OpenMP waits in Isaac Lab's contact-sensor reductions")  # fmt: skip
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=0,
+        help="torch intra-op threads in each child (0: torch's default); on a busy 2-core machine "
+        "1 avoids OpenMP waits in Isaac Lab's contact-sensor reductions",
+    )
     parser.add_argument("--child", nargs=2, metavar=("PRESET", "NUM_ENVS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -175,24 +192,40 @@ def main():
     breakdowns = []
     for n in counts:
         for preset in presets:
-            cmd = [sys.executable, __file__, "--child", preset, str(n), "--device", args.device,
-                   "--steps", str(args.steps), "--warmup", str(args.warmup),
-                   "--torch-threads", str(args.torch_threads)] + ["--profile"] * args.profile  # fmt: skip
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                preset,
+                str(n),
+                "--device",
+                args.device,
+                "--steps",
+                str(args.steps),
+                "--warmup",
+                str(args.warmup),
+                "--torch-threads",
+                str(args.torch_threads),
+            ] + ["--profile"] * args.profile
             print(f"[bench] {preset} x {n} envs ...", flush=True)
             proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
             lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode != 0 or not lines:
                 sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-3000:])
                 raise SystemExit(f"benchmark child {preset} x {n} failed (exit {proc.returncode})")
-            result = json.loads(lines[-1][len("RESULT "):])
+            result = json.loads(lines[-1][len("RESULT ") :])
             table[(preset, n)] = result["env_steps_per_s"]
             breakdowns.append(f"{preset}:\n{result['breakdown']}")
-            print(f"[bench] {preset} x {n} envs: {result['env_steps_per_s']:.1f} env-steps/s "
-                  f"({result['resets']} resets)", flush=True)  # fmt: skip
+            print(
+                f"[bench] {preset} x {n} envs: {result['env_steps_per_s']:.1f} env-steps/s ({result['resets']} resets)",
+                flush=True,
+            )
 
     peer = "newton_mjwarp"
-    print(f"\nDiffSim-Velocity-Flat-AnymalC, device {args.device}, {args.steps} steps after {args.warmup} warm-up "
-          "(env-steps/s)")  # fmt: skip
+    print(
+        f"\nDiffSim-Velocity-Flat-AnymalC, device {args.device}, {args.steps} steps after {args.warmup} warm-up "
+        "(env-steps/s)"
+    )
     header = f"{'envs':>6} " + " ".join(f"{p:>18}" for p in presets)
     if peer in presets:
         header += " " + " ".join(f"{p + '/' + peer:>34}" for p in presets if p != peer)

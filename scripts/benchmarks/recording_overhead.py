@@ -54,9 +54,11 @@ def main():
     recorder.save()
     t_save = time.perf_counter() - t0
     size = os.path.getsize(path) / 1e6
-    print(f"[overhead] {args.steps} steps, {args.num_envs} envs, {args.record_envs} recorded: policy+env.step "
-          f"{1e3 * t_step / args.steps:.2f} ms/step, add_step {1e3 * t_rec / args.steps:.2f} ms/step "
-          f"({100 * t_rec / t_step:.0f} %), save {t_save:.2f} s, file {size:.1f} MB")
+    print(
+        f"[overhead] {args.steps} steps, {args.num_envs} envs, {args.record_envs} recorded: policy+env.step "
+        f"{1e3 * t_step / args.steps:.2f} ms/step, add_step {1e3 * t_rec / args.steps:.2f} ms/step "
+        f"({100 * t_rec / t_step:.0f} %), save {t_save:.2f} s, file {size:.1f} MB"
+    )
     env.close()
 
 

@@ -37,10 +37,14 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--contact_models", nargs="+", default=["hard", "smoothed", "soft"])
     p.add_argument("--num_envs", type=int, default=128)
-    p.add_argument("--env_steps", type=int, default=1_000_000,
-                   help="env steps (envs x policy steps) per contact model; at the 2,200 / 2,600 / 7,300 env-steps/s"
-                        " measured for hard / smoothed / soft with 128 envs on a shared 2-core CPU the default takes"
-                        " about 16 min for the three models")  # fmt: skip
+    p.add_argument(
+        "--env_steps",
+        type=int,
+        default=1_000_000,
+        help="env steps (envs x policy steps) per contact model; at the 2,200 / 2,600 / 7,300 env-steps/s"
+        " measured for hard / smoothed / soft with 128 envs on a shared 2-core CPU the default takes"
+        " about 16 min for the three models",
+    )
     p.add_argument("--chunk", type=int, default=50, help="policy steps per chunk (one progress line each)")
     p.add_argument("--action_std", type=float, default=1.0)
     p.add_argument("--episode_length_s", type=float, default=4.0)
@@ -83,10 +87,20 @@ def soak(args, contact_model: str) -> dict:
     gen = torch.Generator(device=env.device).manual_seed(args.seed)
     n = env.num_envs
     steps = math.ceil(args.env_steps / n)
-    stats = {"contact_model": contact_model, "num_envs": n, "policy_steps": steps, "env_steps": steps * n,
-             "nonfinite": 0, "nonfinite_messages": [], "max_penetration_m": 0.0, "max_joint_speed_rad_s": 0.0,
-             "base_below_ground_env_steps": 0, "resets": 0, "pushes": 0,
-             "bad": {"penetration": 0, "joint_speed": 0, "base_below_ground": 0}}  # fmt: skip
+    stats = {
+        "contact_model": contact_model,
+        "num_envs": n,
+        "policy_steps": steps,
+        "env_steps": steps * n,
+        "nonfinite": 0,
+        "nonfinite_messages": [],
+        "max_penetration_m": 0.0,
+        "max_joint_speed_rad_s": 0.0,
+        "base_below_ground_env_steps": 0,
+        "resets": 0,
+        "pushes": 0,
+        "bad": {"penetration": 0, "joint_speed": 0, "base_below_ground": 0},
+    }
     shown = {k: 0 for k in stats["bad"]}
 
     def report(kind: str, mask: torch.Tensor, values: torch.Tensor, step: int, unit: str) -> None:
@@ -129,9 +143,12 @@ def soak(args, contact_model: str) -> dict:
             report("base_below_ground", below, base_z, step, "m")
             if step % args.chunk == 0 or step == steps:
                 el = time.perf_counter() - t0
-                print(f"[soak] {contact_model}: {step}/{steps} policy steps ({step * n} env steps, {step * n / el:.0f}"
-                      f" env-steps/s) | max penetration {1000 * stats['max_penetration_m']:.1f} mm | max joint speed"
-                      f" {stats['max_joint_speed_rad_s']:.1f} rad/s | non-finite {stats['nonfinite']}", flush=True)
+                print(
+                    f"[soak] {contact_model}: {step}/{steps} policy steps ({step * n} env steps, {step * n / el:.0f}"
+                    f" env-steps/s) | max penetration {1000 * stats['max_penetration_m']:.1f} mm | max joint speed"
+                    f" {stats['max_joint_speed_rad_s']:.1f} rad/s | non-finite {stats['nonfinite']}",
+                    flush=True,
+                )
     stats["seconds"] = time.perf_counter() - t0
     stats["base_below_ground_rate"] = stats["base_below_ground_env_steps"] / stats["env_steps"]
     env.close()
@@ -143,12 +160,16 @@ def main():
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     results = [soak(args, m) for m in args.contact_models]
-    print(f"\n{'contact':>9} {'env steps':>10} {'resets':>7} {'pushes':>7} {'non-finite':>10} {'max pen. [mm]':>13}"
-          f" {'max |qd| [rad/s]':>16} {'base<0 rate':>11} {'bad states':>10} {'time [s]':>8}")  # fmt: skip
+    print(
+        f"\n{'contact':>9} {'env steps':>10} {'resets':>7} {'pushes':>7} {'non-finite':>10} {'max pen. [mm]':>13}"
+        f" {'max |qd| [rad/s]':>16} {'base<0 rate':>11} {'bad states':>10} {'time [s]':>8}"
+    )
     for r in results:
-        print(f"{r['contact_model']:>9} {r['env_steps']:>10} {r['resets']:>7} {r['pushes']:>7} {r['nonfinite']:>10}"
-              f" {1000 * r['max_penetration_m']:>13.2f} {r['max_joint_speed_rad_s']:>16.2f}"
-              f" {r['base_below_ground_rate']:>11.2e} {sum(r['bad'].values()):>10} {r['seconds']:>8.0f}")  # fmt: skip
+        print(
+            f"{r['contact_model']:>9} {r['env_steps']:>10} {r['resets']:>7} {r['pushes']:>7} {r['nonfinite']:>10}"
+            f" {1000 * r['max_penetration_m']:>13.2f} {r['max_joint_speed_rad_s']:>16.2f}"
+            f" {r['base_below_ground_rate']:>11.2e} {sum(r['bad'].values()):>10} {r['seconds']:>8.0f}"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -38,10 +38,10 @@ import os
 import sys
 import time
 
+import newton
 import numpy as np
 import warp as wp
 
-import newton
 from isaaclab_diffsim.assets.anymal_c import build_anymal_c_model
 from isaaclab_diffsim.solver import SolverMoreauGS
 
@@ -196,13 +196,17 @@ def profile_step(spec, worlds, device, steps):
 
 def print_profile(spec, worlds, device, steps):
     what = "wall" if wp.get_device(device).is_cuda else "thread CPU"
-    print(f"Per-kernel profile of one {spec} step ({what} time, mean of {steps} steps; each launch synchronised "
-          "and timed)")
+    print(
+        f"Per-kernel profile of one {spec} step ({what} time, mean of {steps} steps; each launch synchronised "
+        "and timed)"
+    )
     for W in worlds:
         step_s, rows = profile_step(spec, W, device, steps)
         total = sum(r[1] for r in rows)
-        print(f"  {W} worlds: step {step_s * 1e3:.3f} ms unprofiled, {total * 1e3:.3f} ms profiled "
-              f"({W / step_s:.0f} steps*W/s)")
+        print(
+            f"  {W} worlds: step {step_s * 1e3:.3f} ms unprofiled, {total * 1e3:.3f} ms profiled "
+            f"({W / step_s:.0f} steps*W/s)"
+        )
         print(f"  {'kernel':>28} {'us/step':>9} {'launches':>8} {'share':>6}")
         for key, sec, n in rows:
             print(f"  {key:>28} {sec * 1e6:>9.1f} {n:>8} {100 * sec / total:>5.1f}%")
@@ -221,8 +225,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cpu")
     p.add_argument("--worlds", default=None, help='comma list (default "64,256,1024", +4096 on cuda)')
-    p.add_argument("--models", default="smoothed,smoothed/unrolled,hard,soft",
-                   help="contact models, each optionally /implicit or /unrolled (the contact-solve adjoint)")
+    p.add_argument(
+        "--models",
+        default="smoothed,smoothed/unrolled,hard,soft",
+        help="contact models, each optionally /implicit or /unrolled (the contact-solve adjoint)",
+    )
     p.add_argument("--steps", type=int, default=50, help="forward steps per timed chunk")
     p.add_argument("--horizon", type=int, default=32, help="steps per forward+backward horizon")
     p.add_argument("--min-time", type=float, default=2.0, help="minimum wall seconds per measurement")
@@ -235,8 +242,9 @@ def main():
     p.add_argument("--settle-worlds", type=int, default=4)
     p.add_argument("--settle-time", type=float, default=1.0, help="simulated seconds of the settle check (0: skip)")
     p.add_argument("--quick", action="store_true", help="tiny run: 4,16 worlds, short measurements")
-    p.add_argument("--profile-worlds", default="64,256",
-                   help='per-kernel step profile at these world counts ("": skip)')
+    p.add_argument(
+        "--profile-worlds", default="64,256", help='per-kernel step profile at these world counts ("": skip)'
+    )
     p.add_argument("--profile-steps", type=int, default=50, help="steps averaged by the profile")
     p.add_argument("--profile", action="store_true", help="print only the per-kernel profile")
     args = p.parse_args()
@@ -258,8 +266,10 @@ def main():
         peer_dt[name] = float(value)
     peers = [] if args.skip_newton else [n for n in args.peers.split(",") if n]
     wall0 = time.perf_counter()
-    print(f"device {device}, worlds {worlds}, dt ours {FRAME_DT * 1e3:g} ms; each figure is the best of >= 3 "
-          f"repetitions and >= {args.min_time:g} s; load average {os.getloadavg()[0]:.2f}\n")
+    print(
+        f"device {device}, worlds {worlds}, dt ours {FRAME_DT * 1e3:g} ms; each figure is the best of >= 3 "
+        f"repetitions and >= {args.min_time:g} s; load average {os.getloadavg()[0]:.2f}\n"
+    )
     profile_worlds = [int(w) for w in args.profile_worlds.split(",") if w]
     if profile_worlds:
         print_profile("smoothed" if "smoothed" in models else models[0], profile_worlds, device, args.profile_steps)
@@ -281,9 +291,11 @@ def main():
             if not args.skip_backward:
                 fwd, tape, bwd, nbytes, finite = measure_backward(cm, W, device, H, args.min_time)
                 ours[cm, W, "ratio"] = (tape + bwd) / fwd
-                row += (f" {fwd * 1e3:>6.0f}ms {tape * 1e3:>6.0f}ms {bwd * 1e3:>6.0f}ms {(tape + bwd) / fwd:>9.2f}"
-                        f" {bwd / tape:>8.2f} {nbytes / 2**20:>8.2f} {nbytes / W / 2**10:>8.1f} "
-                        f"{'ok' if finite else 'NaN':>5}")
+                row += (
+                    f" {fwd * 1e3:>6.0f}ms {tape * 1e3:>6.0f}ms {bwd * 1e3:>6.0f}ms {(tape + bwd) / fwd:>9.2f}"
+                    f" {bwd / tape:>8.2f} {nbytes / 2**20:>8.2f} {nbytes / W / 2**10:>8.1f} "
+                    f"{'ok' if finite else 'NaN':>5}"
+                )
             ours_rows.append(((models.index(cm), W), row))
         for name in peers:
             dt = peer_dt[name]
@@ -304,28 +316,38 @@ def main():
             sps = measure_forward(r, chunk, args.min_time)
             last[name] = (W, build_s, chunk / sps)
             peer_res[name, W] = mine / (sps * dt)
-            row = (f"{head} {sps * W:>10.0f} {sps * W * dt:>10.2f} {zrange(r.base_z()):>12} "
-                   f"{mine * W:>10.2f} {mine / (sps * dt):>9.1f}")
+            row = (
+                f"{head} {sps * W:>10.0f} {sps * W * dt:>10.2f} {zrange(r.base_z()):>12} "
+                f"{mine * W:>10.2f} {mine / (sps * dt):>9.1f}"
+            )
             peer_rows.append(((peers.index(name), W), row))
 
     print(f"SolverMoreauGS (dt {FRAME_DT * 1e3:g} ms); horizon {H} steps for fwd/bwd times")
-    print(f"{'contact':>17} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} | {'fwd' + str(H):>8} "
-          f"{'tape' + str(H):>8} {'bwd' + str(H):>8} {'(f+b)/fwd':>9} {'bwd/tape':>8} {'MiB/step':>8} "
-          f"{'KiB/W/st':>8} {'grad':>5}")
+    print(
+        f"{'contact':>17} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} | {'fwd' + str(H):>8} "
+        f"{'tape' + str(H):>8} {'bwd' + str(H):>8} {'(f+b)/fwd':>9} {'bwd/tape':>8} {'MiB/step':>8} "
+        f"{'KiB/W/st':>8} {'grad':>5}"
+    )
     print("\n".join(row for _, row in sorted(ours_rows)) + "\n")
     if peers:
         mode = "every step" if args.collide_every_step else f"every {FRAME_DT * 1e3:g} ms"
-        print(f"Newton peers (Newton collision pipeline {mode}; MuJoCo-Warp: its own contacts); "
-              f"ours = {ref} @ {FRAME_DT * 1e3:g} ms, re-measured just before each peer")
-        print(f"{'solver':>13} {'dt ms':>7} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} "
-              f"{'ours s*W/s':>10} {'ours/peer':>9}")
+        print(
+            f"Newton peers (Newton collision pipeline {mode}; MuJoCo-Warp: its own contacts); "
+            f"ours = {ref} @ {FRAME_DT * 1e3:g} ms, re-measured just before each peer"
+        )
+        print(
+            f"{'solver':>13} {'dt ms':>7} {'W':>5} {'steps*W/s':>10} {'sim-s*W/s':>10} {'base z':>12} "
+            f"{'ours s*W/s':>10} {'ours/peer':>9}"
+        )
         print("\n".join(row for _, row in sorted(peer_rows)) + "\n")
 
     # --- settle check: does each solver hold the robot on the ground? ---
     if args.settle_time > 0:
         Ws = args.settle_worlds
-        print(f"Settle check: {Ws} worlds, {args.settle_time:g} s simulated from base z {BASE_HEIGHT} "
-              "(Newton's solvers crouch to ~0.27-0.29 m; below 0: legs folded through the floor)")
+        print(
+            f"Settle check: {Ws} worlds, {args.settle_time:g} s simulated from base z {BASE_HEIGHT} "
+            "(Newton's solvers crouch to ~0.27-0.29 m; below 0: legs folded through the floor)"
+        )
         for name in models + peers:
             dt = peer_dt.get(name, FRAME_DT)
             r = Runner(name, Ws, device, dt, args.collide_every_step)

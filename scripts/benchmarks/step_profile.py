@@ -110,8 +110,10 @@ def format_kernels(table: dict, steps: int, top: int = 12, indent: str = "  ") -
     """Lines 'kernel  calls/step  ms/step  us/call', slowest first."""
     lines = [f"{indent}{'warp kernel':<44} {'calls/step':>10} {'ms/step':>9} {'us/call':>8}"]
     for name, (sec, calls) in sorted(table.items(), key=lambda kv: -kv[1][0])[:top]:
-        lines.append(f"{indent}{name[:44]:<44} {calls / steps:>10.1f} {1e3 * sec / steps:>9.3f} "
-                     f"{1e6 * sec / max(calls, 1):>8.1f}")  # fmt: skip
+        lines.append(
+            f"{indent}{name[:44]:<44} {calls / steps:>10.1f} {1e3 * sec / steps:>9.3f} "
+            f"{1e6 * sec / max(calls, 1):>8.1f}"
+        )
     return "\n".join(lines)
 
 

@@ -47,13 +47,16 @@ def main():
     start_height = 0.6 + args.drop_height
     summaries, any_nan = [], False
     for kind in [m.strip() for m in args.models.split(",") if m.strip()]:
-        model, layout = build_anymal_c_model(args.num_worlds, device=args.device, kp=args.kp, kd=args.kd,
-                                           base_height=start_height)
+        model, layout = build_anymal_c_model(
+            args.num_worlds, device=args.device, kp=args.kp, kd=args.kd, base_height=start_height
+        )
         solver = SolverMoreauGS(model, contact_model=kind, kappa=args.kappa)
         a, b = model.state(), model.state()
         q_base = layout.q_start + 2  # base height coordinate per world
-        print(f"[{kind}] {args.num_worlds} world(s), base start {start_height:.2f} m, {steps} steps of {args.dt} s",
-              flush=True)
+        print(
+            f"[{kind}] {args.num_worlds} world(s), base start {start_height:.2f} m, {steps} steps of {args.dt} s",
+            flush=True,
+        )
         min_h, max_speed_late, nan, wall, t_nan = math.inf, 0.0, False, 0.0, None
         for i in range(1, steps + 1):
             t0 = time.perf_counter()
@@ -71,8 +74,11 @@ def main():
             if i > settle_step:
                 max_speed_late = max(max_speed_late, float(speed.max()))
             if i % every == 0:
-                print(f"[{kind}] t={i * args.dt:4.2f} s  base height {h.mean():.3f} m (min {h.min():.3f})  "
-                      f"max body speed {speed.max():.3f} m/s", flush=True)
+                print(
+                    f"[{kind}] t={i * args.dt:4.2f} s  base height {h.mean():.3f} m (min {h.min():.3f})  "
+                    f"max body speed {speed.max():.3f} m/s",
+                    flush=True,
+                )
         any_nan |= nan
         final_h = float(h.mean()) if not nan else float("nan")
         rate = (i - 1) * args.num_worlds / wall if wall > 0 else float("nan")
@@ -83,7 +89,8 @@ def main():
             note = f"  (crouch: {0.6 - final_h:.3f} m below the 0.6 m standing start)"
         late = f"{max_speed_late:.3f} m/s" if steps > settle_step else "n/a (duration <= 2 s)"
         summaries.append(
-            f"[{kind}] min base {min_h:.3f} m, final base {final_h:.3f} m, max speed after 2 s {late}, NaN: {'yes at t=%.3f s' % t_nan if nan else 'no'}, "
+            f"[{kind}] min base {min_h:.3f} m, final base {final_h:.3f} m, max speed after 2 s {late}, "
+            f"NaN: {f'yes at t={t_nan:.3f} s' if nan else 'no'}, "
             f"{rate:.0f} steps*worlds/s{note}"
         )
     print("---- summary ----")

@@ -15,10 +15,9 @@ import os
 import time
 
 import torch
+from policy_env import add_policy_arguments, contact_models, make_policy_env
 
 from isaaclab_diffsim.rl.evaluation import evaluate
-
-from policy_env import add_policy_arguments, contact_models, make_policy_env
 
 
 def main():

@@ -23,11 +23,10 @@ import time
 
 import numpy as np
 import torch
+from policy_env import add_policy_arguments, contact_models, make_policy_env
 
 from isaaclab_diffsim.experiments import gait_measures as gm
 from isaaclab_diffsim.rl.evaluation import evaluate
-
-from policy_env import add_policy_arguments, contact_models, make_policy_env
 
 CONTACT_FORCE_N = 1.0
 """A foot is in contact when its normal contact force is above this (Isaac Lab's contact-sensor threshold)."""
@@ -59,8 +58,13 @@ def fixed_command_rollout(env, policy, command: tuple[float, float, float], step
                 drift = (env.q[:, :2] - start).norm(dim=1).cpu().numpy()
     finally:
         c.lin_vel_x, c.lin_vel_y, c.ang_vel_z, c.heading_command, c.rel_standing_envs, c.resampling_time_s = saved
-    return {"joints": np.array(joints), "contact": np.array(contact), "lift": np.array(lift), "fell": fell,
-            "drift": drift}  # fmt: skip
+    return {
+        "joints": np.array(joints),
+        "contact": np.array(contact),
+        "lift": np.array(lift),
+        "fell": fell,
+        "drift": drift,
+    }
 
 
 def gait_metrics(roll: dict, dt: float, transient: float) -> dict:
@@ -88,8 +92,10 @@ def main():
     p.add_argument("--transient", type=float, default=2.0, help="dropped before the gait measures [s]")
     args = p.parse_args()
     if args.duration <= args.transient + 4.0:
-        raise SystemExit(f"--duration must exceed --transient by more than 4 s (two 2 s periods), got "
-                         f"{args.duration} and {args.transient}")  # fmt: skip
+        raise SystemExit(
+            f"--duration must exceed --transient by more than 4 s (two 2 s periods), got "
+            f"{args.duration} and {args.transient}"
+        )
     models = contact_models(args)
 
     def seeded(env_cfg):
@@ -99,8 +105,14 @@ def main():
 
     env, policy, _ = make_policy_env(args, seeded)
     steps = int(round(args.duration / env.step_dt))
-    out = {"checkpoint": os.path.abspath(args.checkpoint), "algo": args.algo, "num_envs": args.num_envs,
-           "gait_command": args.gait_command, "duration_s": args.duration, "models": {}}  # fmt: skip
+    out = {
+        "checkpoint": os.path.abspath(args.checkpoint),
+        "algo": args.algo,
+        "num_envs": args.num_envs,
+        "gait_command": args.gait_command,
+        "duration_s": args.duration,
+        "models": {},
+    }
     for model in models:
         t0 = time.time()
         env.set_contact_model(model)
@@ -115,17 +127,23 @@ def main():
             "tracking_errors": result.tracking_errors.tolist(),
             "falls": result.falls.astype(float).tolist(),
             "gait": gait_metrics(gait, env.step_dt, args.transient),
-            "stand": {"drift_m": stand["drift"][standing].tolist(), "falls": float((~standing).mean()),
-                      "max_lift_m": stand["lift"][:, standing].max(axis=(0, 2)).tolist()},  # fmt: skip
+            "stand": {
+                "drift_m": stand["drift"][standing].tolist(),
+                "falls": float((~standing).mean()),
+                "max_lift_m": stand["lift"][:, standing].max(axis=(0, 2)).tolist(),
+            },
         }
         g, s = out["models"][model]["gait"], out["models"][model]["stand"]
         mean = lambda v: float(np.mean(v)) if len(v) else float("nan")  # noqa: E731
-        print(f"[evaluate] {model}: {result.summary()}; gait at {args.gait_command} m/s: period "
-              f"{mean(g['period_s']):.2f} s, autocorrelation {mean(g['autocorrelation']):.2f}, "
-              f"{mean(g['steps_per_s']):.2f} steps/s per foot, air time {mean(g['mean_air_time_s']):.3f} s, "
-              f"lift {mean(g['max_lift_m']) * 100:.1f} cm ({g['envs_kept']}/{g['envs']} envs); stand: drift "
-              f"{mean(s['drift_m']):.3f} m in {args.duration:g} s, falls {100 * s['falls']:.1f} % "
-              f"({time.time() - t0:.0f} s)", flush=True)  # fmt: skip
+        print(
+            f"[evaluate] {model}: {result.summary()}; gait at {args.gait_command} m/s: period "
+            f"{mean(g['period_s']):.2f} s, autocorrelation {mean(g['autocorrelation']):.2f}, "
+            f"{mean(g['steps_per_s']):.2f} steps/s per foot, air time {mean(g['mean_air_time_s']):.3f} s, "
+            f"lift {mean(g['max_lift_m']) * 100:.1f} cm ({g['envs_kept']}/{g['envs']} envs); stand: drift "
+            f"{mean(s['drift_m']):.3f} m in {args.duration:g} s, falls {100 * s['falls']:.1f} % "
+            f"({time.time() - t0:.0f} s)",
+            flush=True,
+        )
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(out, f)

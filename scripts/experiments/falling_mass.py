@@ -49,8 +49,13 @@ def rollout(heights, model_kind, args, grad: bool):
     """Simulate one sphere per height; returns final z, final vz and (if grad) dz/dh0, dvz/dh0."""
     n = len(heights)
     model = sphere_model(radius=args.radius, worlds=n, device=args.device, requires_grad=grad)
-    solver = SolverMoreauGS(model, contact_model=model_kind, kappa=args.kappa, iterations=args.iterations,
-                            margin=args.margin if model_kind == "smoothed" else None)
+    solver = SolverMoreauGS(
+        model,
+        contact_model=model_kind,
+        kappa=args.kappa,
+        iterations=args.iterations,
+        margin=args.margin if model_kind == "smoothed" else None,
+    )
     steps = int(round(args.duration / args.dt))
     q0 = model.joint_q.numpy().copy()
     q0[2::NQ] = heights
@@ -67,7 +72,7 @@ def rollout(heights, model_kind, args, grad: bool):
         a, b = model.state(), model.state()
         a.joint_q.assign(q0)
         a.joint_qd.zero_()
-        for i in range(steps):
+        for _ in range(steps):
             solver.step(a, b, None, None, args.dt)
             a, b = b, a
         final = a
@@ -99,9 +104,13 @@ def main():
     p.add_argument("--kappa", type=float, default=300.0, help="sigmoid stiffness of the smoothed model [1/m]")
     p.add_argument("--margin", type=float, default=None, help="contact margin [m] (default: solver's, 0.02 smoothed)")
     p.add_argument("--iterations", type=int, default=20)
-    p.add_argument("--sigma", type=float, default=None,
-                   help="std of the Gaussian on h0 [m]; default pi/(sqrt(3) kappa) = std of the logistic density "
-                   "whose CDF is the contact sigmoid (6.0 mm at kappa 300)")
+    p.add_argument(
+        "--sigma",
+        type=float,
+        default=None,
+        help="std of the Gaussian on h0 [m]; default pi/(sqrt(3) kappa) = std of the logistic density "
+        "whose CDF is the contact sigmoid (6.0 mm at kappa 300)",
+    )
     p.add_argument("--samples", type=int, default=64, help="noise samples per height (even: antithetic pairs)")
     p.add_argument("--max-worlds", type=int, default=16384, help="worlds per batch of the stochastic rollouts")
     p.add_argument("--device", default="cpu")
@@ -121,7 +130,10 @@ def main():
 
     for kind in ("hard", "smoothed"):
         t = time.perf_counter()
-        print(f"[{kind}] rollout + 2 backward passes, {len(h0)} worlds, {int(round(args.duration / args.dt))} steps ...", flush=True)
+        print(
+            f"[{kind}] rollout + 2 backward passes, {len(h0)} worlds, {int(round(args.duration / args.dt))} steps ...",
+            flush=True,
+        )
         z, vz, dz, dvz = rollout(h0, kind, args, grad=True)
         check(kind, z, vz, dz, dvz)
         res[kind] = {"z": z, "vz": vz, "dz": dz, "dvz": dvz}
@@ -165,8 +177,9 @@ def main():
         "frac_stochastic_dvz_below_1e-6": float(np.mean(np.abs(st["dvz"]) < 1e-6)),
         # landed-and-resting band: the true (noise-averaged) trend of final height vs h0 is ~0 there, the hard
         # tape gradient is the pathwise slope (1) of the sawtooth left by where the landing step falls
-        "mean_dz_resting_band_0.15_1.25": {k: float(np.mean(res[k]["dz"][(h0 > 0.15) & (h0 < 1.25)]))
-                                           for k in ("hard", "smoothed", "stochastic")},
+        "mean_dz_resting_band_0.15_1.25": {
+            k: float(np.mean(res[k]["dz"][(h0 > 0.15) & (h0 < 1.25)])) for k in ("hard", "smoothed", "stochastic")
+        },
         "integral_dvz": {k: float(np.trapezoid(res[k]["dvz"], h0)) for k in ("hard", "smoothed", "stochastic")},
         "wall_time_s": wall,
     }
@@ -180,12 +193,22 @@ def main():
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
-    panels = [("z", "final height [m]"), ("vz", "final vertical velocity [m/s]"),
-              ("dz", "d final height / d h0"), ("dvz", "d final velocity / d h0 [1/s]")]
-    styles = {"hard": dict(color="k", lw=1.2), "smoothed": dict(color="tab:blue", lw=1.6),
-              "stochastic": dict(color="tab:orange", lw=1.2, ls="--")}
-    labels = {"hard": "hard (tape)", "smoothed": f"smoothed kappa={args.kappa:g} (tape)",
-              "stochastic": f"hard + Gaussian h0 noise sigma={args.sigma * 1e3:.2g} mm, {args.samples} samples"}
+    panels = [
+        ("z", "final height [m]"),
+        ("vz", "final vertical velocity [m/s]"),
+        ("dz", "d final height / d h0"),
+        ("dvz", "d final velocity / d h0 [1/s]"),
+    ]
+    styles = {
+        "hard": dict(color="k", lw=1.2),
+        "smoothed": dict(color="tab:blue", lw=1.6),
+        "stochastic": dict(color="tab:orange", lw=1.2, ls="--"),
+    }
+    labels = {
+        "hard": "hard (tape)",
+        "smoothed": f"smoothed kappa={args.kappa:g} (tape)",
+        "stochastic": f"hard + Gaussian h0 noise sigma={args.sigma * 1e3:.2g} mm, {args.samples} samples",
+    }
     for ax, (key, title) in zip(axes.ravel(), panels):
         for kind in ("hard", "smoothed", "stochastic"):
             ax.plot(h0, res[kind][key], label=labels[kind], **styles[kind])

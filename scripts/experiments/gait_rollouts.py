@@ -16,7 +16,6 @@ import os
 
 import numpy as np
 import torch
-
 from policy_env import add_policy_arguments, contact_models, make_policy_env
 
 
@@ -64,10 +63,14 @@ def main():
         print(f"[gait] {model}: {steps} steps, {int((f >= 0).sum())}/{args.num_envs} envs fell", flush=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     np.savez(
-        args.out, models=np.array(models), joint_names=np.array(env.layout.joint_names), dt=env.step_dt,
-        gait_period=env_cfg.gait.period_s, command=args.command,
+        args.out,
+        models=np.array(models),
+        joint_names=np.array(env.layout.joint_names),
+        dt=env.step_dt,
+        gait_period=env_cfg.gait.period_s,
+        command=args.command,
         **{k: np.array(v) for k, v in out.items()},
-    )  # fmt: skip
+    )
     print(f"[gait] wrote {args.out}", flush=True)
 
 

@@ -20,8 +20,8 @@ import time
 
 import torch
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.rl.shac import RunningObsNormalizer, ShacActorCritic, ShacActorCriticCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
 
 
@@ -92,10 +92,21 @@ def main():
             norms = [r[0] for r in runs]
             mean = sum(norms) / len(norms)
             std = math.sqrt(sum((n - mean) ** 2 for n in norms) / max(len(norms) - 1, 1))
-            rows.append({"horizon": h, "grad_norm_mean": mean, "grad_norm_std": std, "grad_norms": norms,
-                         "return_mean": sum(r[1] for r in runs) / len(runs), "dones": sum(r[2] for r in runs)})  # fmt: skip
-            print(f"[{model}] h={h:4d}: |grad| {mean:.4g} +- {std:.2g} (finite: {all(map(math.isfinite, norms))}, "
-                  f"{time.perf_counter() - t0:.1f} s)", flush=True)  # fmt: skip
+            rows.append(
+                {
+                    "horizon": h,
+                    "grad_norm_mean": mean,
+                    "grad_norm_std": std,
+                    "grad_norms": norms,
+                    "return_mean": sum(r[1] for r in runs) / len(runs),
+                    "dones": sum(r[2] for r in runs),
+                }
+            )
+            print(
+                f"[{model}] h={h:4d}: |grad| {mean:.4g} +- {std:.2g} (finite: {all(map(math.isfinite, norms))}, "
+                f"{time.perf_counter() - t0:.1f} s)",
+                flush=True,
+            )
         results[model] = rows
         env.close()
 
@@ -113,8 +124,14 @@ def main():
 
         fig, ax = plt.subplots(figsize=(5, 3.5))
         for m in models:
-            ax.errorbar(horizons, [r["grad_norm_mean"] for r in results[m]],
-                        yerr=[r["grad_norm_std"] for r in results[m]], marker="o", label=m, capsize=3)  # fmt: skip
+            ax.errorbar(
+                horizons,
+                [r["grad_norm_mean"] for r in results[m]],
+                yerr=[r["grad_norm_std"] for r in results[m]],
+                marker="o",
+                label=m,
+                capsize=3,
+            )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("horizon [policy steps]")

@@ -48,9 +48,12 @@ def main():
     parser.add_argument("--command", type=float, default=1.0, help="forward velocity command [m/s]")
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--settle_steps", type=int, default=50)
-    parser.add_argument("--checkpoint", default=None,
-                        help="SHAC checkpoint: add its critic's discounted value of the final state to the objective "
-                             "(SHAC's actor objective with an open-loop actor)")
+    parser.add_argument(
+        "--checkpoint",
+        default=None,
+        help="SHAC checkpoint: add its critic's discounted value of the final state to the objective "
+        "(SHAC's actor objective with an open-loop actor)",
+    )
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("overrides", nargs="*", help="env overrides, e.g. env.gait.period_s=0.6")
     args = parser.parse_args()
@@ -95,8 +98,11 @@ def main():
             gnorm = float(actions.grad.norm())
             opt.step()
             history.append((float(total) / args.num_envs, vx / args.horizon))
-            print(f"[{model}] it {it:3d} | return {history[-1][0]:.4f} | mean vx {history[-1][1]:+.3f} m/s | "
-                  f"|grad| {gnorm:.3g} | falls {falls}", flush=True)  # fmt: skip
+            print(
+                f"[{model}] it {it:3d} | return {history[-1][0]:.4f} | mean vx {history[-1][1]:+.3f} m/s | "
+                f"|grad| {gnorm:.3g} | falls {falls}",
+                flush=True,
+            )
         summary[model] = (history[0], history[-1])
         env.close()
     print("\ncontact model | return first -> last | mean forward velocity first -> last [m/s]")

@@ -46,7 +46,9 @@ def job_times(directory: str) -> dict:
 
 
 def experiment_names() -> list[str]:
-    return sorted(f[: -len(".yaml")] for f in os.listdir(os.path.join(REPO, "configs", "experiment")) if f.endswith(".yaml"))
+    return sorted(
+        f[: -len(".yaml")] for f in os.listdir(os.path.join(REPO, "configs", "experiment")) if f.endswith(".yaml")
+    )
 
 
 def main(argv: list[str]) -> None:
@@ -55,8 +57,10 @@ def main(argv: list[str]) -> None:
         print("experiments: " + ", ".join(experiment_names()))
         return
     if not any(a.startswith(("experiment=", "+experiment=")) for a in argv):
-        raise SystemExit("choose an experiment: scripts/experiments/run.py experiment=<name> (each trains for up to "
-                         "hours); experiments: " + ", ".join(experiment_names()))  # fmt: skip
+        raise SystemExit(
+            "choose an experiment: scripts/experiments/run.py experiment=<name> (each trains for up to "
+            "hours); experiments: " + ", ".join(experiment_names())
+        )
     try:
         with initialize_config_dir(config_dir=os.path.join(REPO, "configs"), version_base="1.3"):
             cfg = compose(config_name="run", overrides=argv)
@@ -68,8 +72,9 @@ def main(argv: list[str]) -> None:
     if kind not in KINDS:
         raise SystemExit(f"experiment {exp.get('name')!r}: unknown kind {kind!r} (known: {sorted(KINDS)})")
 
-    from isaaclab_diffsim.experiments.results_page import machine_description, write_result, write_results_page
     from orchestration.context import ExperimentContext
+
+    from isaaclab_diffsim.experiments.results_page import machine_description, write_result, write_results_page
 
     out_dir = os.path.join(REPO, cfg.results_dir, exp["name"])
     ctx = ExperimentContext(REPO, os.path.join(REPO, cfg.runs_dir), out_dir, size)
@@ -81,10 +86,14 @@ def main(argv: list[str]) -> None:
     t0 = time.time()
     result = importlib.import_module(KINDS[kind]).run(ctx, exp)
     result.update(
-        name=exp["name"], description=exp.get("description") or "", command=command,
-        config=OmegaConf.to_yaml(cfg), machine=machine_description(size["device"]), wall_s=time.time() - t0,
+        name=exp["name"],
+        description=exp.get("description") or "",
+        command=command,
+        config=OmegaConf.to_yaml(cfg),
+        machine=machine_description(size["device"]),
+        wall_s=time.time() - t0,
         jobs=job_times(os.path.join(ctx.runs_dir, exp["name"])),
-    )  # fmt: skip
+    )
     write_result(out_dir, result)
     page = write_results_page(os.path.join(REPO, cfg.results_dir), os.path.join(REPO, cfg.results_page))
     print(f"[experiment] {exp['name']} done in {(time.time() - t0) / 60:.1f} min; results in {out_dir}, page {page}")
@@ -94,6 +103,9 @@ if __name__ == "__main__":
     try:
         main(sys.argv[1:])
     except KeyboardInterrupt:
-        print("[experiment] interrupted: completed runs are kept, interrupted ones saved their last iteration; rerun "
-              "the same command to continue", file=sys.stderr)  # fmt: skip
+        print(
+            "[experiment] interrupted: completed runs are kept, interrupted ones saved their last iteration; rerun "
+            "the same command to continue",
+            file=sys.stderr,
+        )
         sys.exit(130)

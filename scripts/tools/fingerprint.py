@@ -44,17 +44,36 @@ def rollout(task: str, num_envs: int, steps: int, seed: int) -> dict[str, torch.
         _, reward, _, _, _ = env.step(torch.tanh(actions[t]))
         total = total + reward.sum()
     total.backward()
-    out = {"joint_q": env.q.detach().clone(), "joint_qd": env.qd.detach().clone(), "reward_sum": total.detach(),
-           "action_grad": actions.grad.clone()}
+    out = {
+        "joint_q": env.q.detach().clone(),
+        "joint_qd": env.qd.detach().clone(),
+        "reward_sum": total.detach(),
+        "action_grad": actions.grad.clone(),
+    }
     env.close()
     return out
 
 
 def short_run(task: str, num_envs: int, iterations: int, seed: int) -> dict[str, torch.Tensor]:
     with tempfile.TemporaryDirectory() as log_dir:
-        cmd = [sys.executable, os.path.join(REPO, "scripts", "train.py"), "--task", task, "--algo", "shac",
-               "--num_envs", str(num_envs), "--max_iterations", str(iterations), "--seed", str(seed),
-               "--log_dir", os.path.join(log_dir, "run"), "--eval_episodes", "0"]
+        cmd = [
+            sys.executable,
+            os.path.join(REPO, "scripts", "train.py"),
+            "--task",
+            task,
+            "--algo",
+            "shac",
+            "--num_envs",
+            str(num_envs),
+            "--max_iterations",
+            str(iterations),
+            "--seed",
+            str(seed),
+            "--log_dir",
+            os.path.join(log_dir, "run"),
+            "--eval_episodes",
+            "0",
+        ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         ckpt = torch.load(os.path.join(log_dir, "run", f"model_{iterations}.pt"), weights_only=False)
     flat: dict[str, torch.Tensor] = {}
@@ -96,14 +115,18 @@ def main() -> int:
     ref = torch.load(args.compare, weights_only=False)
     added_fields = sorted(k for k in set(fp) - set(ref) if k.startswith(CFG_PREFIXES))
     if set(ref) != set(fp) - set(added_fields):
-        print(f"different keys: only before {sorted(set(ref) - set(fp))[:5]}, only now {sorted(set(fp) - set(ref))[:5]}")
+        print(
+            f"different keys: only before {sorted(set(ref) - set(fp))[:5]}, only now {sorted(set(fp) - set(ref))[:5]}"
+        )
         return 1
     for k in sorted(ref):
         if ref[k].dtype != fp[k].dtype or not torch.equal(ref[k], fp[k]):
             print(f"NOT bitwise equal: {k}")
             return 1
-    print(f"bitwise equal: all {len(ref)} tensors (rollout {args.steps} steps x {args.num_envs} envs, "
-          f"SHAC {args.iterations} iterations)" + (f"; new config/state fields {added_fields}" if added_fields else ""))
+    print(
+        f"bitwise equal: all {len(ref)} tensors (rollout {args.steps} steps x {args.num_envs} envs, "
+        f"SHAC {args.iterations} iterations)" + (f"; new config/state fields {added_fields}" if added_fields else "")
+    )
     return 0
 
 

@@ -3,7 +3,8 @@
     .venv/bin/python scripts/tools/render_recording.py rollout.usd --frame 120 --out frame.png
 
 Every gprim of the stage (the robots, the ground, the contact-force arrows) is tessellated at that time and drawn;
-force arrows are drawn as thin cylinders coloured by the recorded contact weight (blue 0, red 1). Without a display pyglet renders through
+force arrows are drawn as thin cylinders coloured by the recorded contact weight (blue 0, red 1). Without a display
+pyglet renders through
 EGL (Mesa's software renderer on a CPU-only machine; about a second per 1280x720 frame).
 """
 
@@ -68,10 +69,9 @@ def render(path: str, frame: int, out: str, width: int, height: int, env: int | 
     import pyglet
 
     pyglet.options["headless"] = not os.environ.get("DISPLAY")
+    import newton.viewer
     import warp as wp
     from pxr import Usd, UsdGeom
-
-    import newton.viewer
 
     stage = Usd.Stage.Open(path)
     if stage is None:
@@ -104,13 +104,19 @@ def render(path: str, frame: int, out: str, width: int, height: int, env: int | 
             bases.append(world.mean(0))
         c = UsdGeom.PrimvarsAPI(prim).FindPrimvarWithInheritance("displayColor")
         color = tuple(float(x) for x in c.Get(time)[0]) if c and c.Get(time) else (0.7, 0.7, 0.7)
-        viewer.log_mesh(f"/g{k}", wp.array(world, dtype=wp.vec3), wp.array(idx, dtype=wp.int32), color=color,
-                        backface_culling=False)  # fmt: skip
+        viewer.log_mesh(
+            f"/g{k}", wp.array(world, dtype=wp.vec3), wp.array(idx, dtype=wp.int32), color=color, backface_culling=False
+        )
     for k, (a, b, c) in enumerate(zip(starts, ends, colors)):  # force arrows as thin cylinders
         arrow = _segment_mesh(np.array(a), np.array(b), radius=0.012)
         if arrow is not None:
-            viewer.log_mesh(f"/force{k}", wp.array(arrow[0], dtype=wp.vec3), wp.array(arrow[1], dtype=wp.int32),
-                            color=tuple(float(x) for x in c), backface_culling=False)  # fmt: skip
+            viewer.log_mesh(
+                f"/force{k}",
+                wp.array(arrow[0], dtype=wp.vec3),
+                wp.array(arrow[1], dtype=wp.int32),
+                color=tuple(float(x) for x in c),
+                backface_culling=False,
+            )
     centre = np.mean(bases, axis=0) if bases else np.zeros(3)
     if env is not None:
         robot = stage.GetPrimAtPath(f"/World/envs/env_{env}/Robot/base")
@@ -119,9 +125,13 @@ def render(path: str, frame: int, out: str, width: int, height: int, env: int | 
     spread = float(np.ptp(np.array(bases)[:, :2], axis=0).max()) if len(bases) > 1 and env is None else 0.0
     dist = 1.8 + 0.9 * spread
     yaw, pitch = -135.0, -25.0  # looking at the centre from the front left, slightly from above
-    eye = centre + dist * np.array([math.cos(math.radians(pitch)) * math.cos(math.radians(yaw + 180.0)),
-                                    math.cos(math.radians(pitch)) * math.sin(math.radians(yaw + 180.0)),
-                                    -math.sin(math.radians(pitch))])  # fmt: skip
+    eye = centre + dist * np.array(
+        [
+            math.cos(math.radians(pitch)) * math.cos(math.radians(yaw + 180.0)),
+            math.cos(math.radians(pitch)) * math.sin(math.radians(yaw + 180.0)),
+            -math.sin(math.radians(pitch)),
+        ]
+    )
     viewer.set_camera(wp.vec3(*map(float, eye)), pitch, yaw)
     viewer.end_frame()
     img = viewer.get_frame()

@@ -84,8 +84,11 @@ def replay_capture(args, variants, base) -> dict:
     runner = build_runner(task, capture.get("env_cfg"), capture.get("agent_cfg"), args.overrides, device=args.device)
     if runner.num_envs != capture["num_envs"]:
         raise SystemExit(f"the capture has {capture['num_envs']} envs, the rebuilt env {runner.num_envs}")
-    print(f"[replay] {args.capture}: iteration {capture['iteration']}, {task}, {runner.num_envs} envs, horizon"
-          f" {runner.horizon}, captured actor gradient norm {capture['grad_norm']:.6g}", flush=True)  # fmt: skip
+    print(
+        f"[replay] {args.capture}: iteration {capture['iteration']}, {task}, {runner.num_envs} envs, horizon"
+        f" {runner.horizon}, captured actor gradient norm {capture['grad_norm']:.6g}",
+        flush=True,
+    )
     results = {}
     for v in variants:
         results[v.key] = r = run_variant(runner, capture, v, base)
@@ -98,10 +101,15 @@ def replay_capture(args, variants, base) -> dict:
     rel = abs(base_result.grad_norm - live) / abs(live) if live else float("nan")
     same = "" if not (base or args.overrides) else " (solver/cfg changed: not expected to match)"
     loss = capture["stats"]["actor_loss"]
-    print(f"\nactor gradient norm: captured {live:.6g}, replayed {base_result.grad_norm:.6g}, rel. diff {rel:.2e}{same}"
-          f"\nactor loss: captured {loss:.6g}, replayed {base_result.loss:.6g}"
-          + (" (same forward, different backward)" if math.isclose(loss, base_result.loss, rel_tol=1e-5) and rel > 1e-4
-             else ""))  # fmt: skip
+    print(
+        f"\nactor gradient norm: captured {live:.6g}, replayed {base_result.grad_norm:.6g}, rel. diff {rel:.2e}{same}"
+        f"\nactor loss: captured {loss:.6g}, replayed {base_result.loss:.6g}"
+        + (
+            " (same forward, different backward)"
+            if math.isclose(loss, base_result.loss, rel_tol=1e-5) and rel > 1e-4
+            else ""
+        )
+    )
     print("\n" + variant_table([(v.label, results[v.key]) for v in variants]))
     print("\nbaseline per substep:\n" + substep_table(base_result), flush=True)
     return results
@@ -112,8 +120,10 @@ def replay_checkpoint(args, variants, base) -> dict:
     runner.load(args.checkpoint)
     order = [v for v in variants if v.key != "baseline"] + [v for v in variants if v.key == "baseline"]
     norms = {v.label: [] for v in variants}
-    print(f"[replay] {args.checkpoint}: {args.horizons} horizons x {runner.num_envs} envs, horizon {runner.horizon}",
-          flush=True)  # fmt: skip
+    print(
+        f"[replay] {args.checkpoint}: {args.horizons} horizons x {runner.num_envs} envs, horizon {runner.horizon}",
+        flush=True,
+    )
     t0 = time.time()
     for h in range(args.horizons):
         snapshot = take_snapshot(runner)

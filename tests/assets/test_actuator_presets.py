@@ -42,8 +42,12 @@ def test_sysid_preset_reaches_the_model_and_the_layout():
     kd = np.array(per_joint(preset.kd, names, "kd"), dtype=np.float32)
     friction = np.array(per_joint(preset.friction, names, "friction"), dtype=np.float32)
     m = env.model
-    for array, want in ((m.joint_target_ke, np.full(12, 85.0, np.float32)), (m.joint_target_kd, kd),
-                        (m.joint_friction, friction), (m.joint_armature, np.full(12, 0.09, np.float32))):
+    for array, want in (
+        (m.joint_target_ke, np.full(12, 85.0, np.float32)),
+        (m.joint_target_kd, kd),
+        (m.joint_friction, friction),
+        (m.joint_armature, np.full(12, 0.09, np.float32)),
+    ):
         got = array.numpy().reshape(2, ND)[:, 6:]
         assert np.array_equal(got, np.broadcast_to(want, got.shape)), array
     assert env.layout.damping == tuple(float(x) for x in per_joint(preset.kd, names, "kd"))
@@ -67,8 +71,9 @@ def test_armature_slows_a_joint_by_its_inertia():
         f = torch.zeros(2, ND)
         f[:, 6 + 1] = 10.0  # 10 N m on LF_HFE, PD holding the others at the default pose
         with torch.no_grad():
-            out = env.sim.step(q, qd, targets=torch.cat([q.new_zeros(2, 7), q[:, 7:]], 1), joint_f=f, substeps=1,
-                               dt=1e-4)  # fmt: skip
+            out = env.sim.step(
+                q, qd, targets=torch.cat([q.new_zeros(2, 7), q[:, 7:]], 1), joint_f=f, substeps=1, dt=1e-4
+            )
         accel[preset] = float(out[1][0, 7] - qd[0, 7]) / 1e-4
     a0, a1 = accel["anydrive_simple"], accel["anydrive_sysid_armature_only"]
     # a = tau / I: the effective inertia grows by exactly the armature (PD and coupling are the same in both)

@@ -2,10 +2,9 @@
 
 from pathlib import Path
 
+import newton
 import numpy as np
 import pytest
-
-import newton
 
 try:
     from isaaclab_diffsim.assets import anymal_c as A
@@ -70,7 +69,9 @@ def test_default_pose_and_gains(one):
     assert np.allclose(model.joint_target_ke.numpy()[6:], 40.0)
     assert np.allclose(model.joint_target_kd.numpy()[6:], 5.0)
     assert np.allclose(model.joint_velocity_limit.numpy()[6:], 7.5)
-    assert layout.default_joint_pos == tuple(want) and layout.stiffness == (40.0,) * 12 and layout.damping == (5.0,) * 12
+    assert (
+        layout.default_joint_pos == tuple(want) and layout.stiffness == (40.0,) * 12 and layout.damping == (5.0,) * 12
+    )
     assert layout.velocity_limit == (7.5,) * 12 and layout.effort_limit == (80.0,) * 12
     # body_q follows the pose (FK), and the feet hang below the base, above the ground
     body_q = model.body_q.numpy()

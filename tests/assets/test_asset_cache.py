@@ -1,11 +1,12 @@
 """The ANYmal C USD cache under concurrent first use: two processes build it once and both get a valid asset."""
 
-import pytest
 import json
 import os
 import subprocess
 import sys
 import time
+
+import pytest
 
 CHILD = """
 import json, sys, time
@@ -25,8 +26,16 @@ print(json.dumps({"path": str(path), "built_by": manifest["built_by_pid"], "prob
 def test_two_processes_build_the_cache_once(tmp_path):
     env = os.environ.copy()
     start = time.time() + 8.0  # both import first, then call at the same moment
-    procs = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), str(start)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(tmp_path), str(start)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
     results = []
     for p in procs:
         out, err = p.communicate(timeout=300)

@@ -17,8 +17,12 @@ def test_builder_layout_matches_the_model():
     assert (layout.num_worlds, layout.bodies_per_world, layout.coords_per_world, nd) == (3, 13, 19, 18)
     assert layout.joint_names == tuple(f"{leg}_{j}" for leg in ("LF", "RF", "LH", "RH") for j in ("HAA", "HFE", "KFE"))
     legs = slice(6, 18)
-    for field, array in (("stiffness", model.joint_target_ke), ("damping", model.joint_target_kd),
-                         ("effort_limit", model.joint_effort_limit), ("velocity_limit", model.joint_velocity_limit)):
+    for field, array in (
+        ("stiffness", model.joint_target_ke),
+        ("damping", model.joint_target_kd),
+        ("effort_limit", model.joint_effort_limit),
+        ("velocity_limit", model.joint_velocity_limit),
+    ):
         per_world = array.numpy().reshape(n, nd)[:, legs]
         assert np.allclose(per_world, np.array(getattr(layout, field))[None]), field
     assert layout.stiffness == (55.0,) * 12 and layout.damping == (4.0,) * 12

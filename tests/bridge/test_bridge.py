@@ -1,10 +1,9 @@
 """Bridge (torch <-> SolverMoreauGS): autograd gradients against central finite differences through one and
 three policy steps (4 substeps of 5 ms), no-grad path equality, tape lifetime and memory per step."""
 
+import newton
 import pytest
 import torch
-
-import newton
 
 from isaaclab_diffsim.assets.anymal_c import build_anymal_c_model
 from isaaclab_diffsim.bridge import DiffSimulator, live_records, tape_nbytes
@@ -99,8 +98,15 @@ def test_anymal_contact_gradients(standing, steps):
         out = rollout(sim, q0, qd, target, steps, kappa=kappa)
         return out.body_q[base, 2] + 0.1 * out.joint_qd[0, 0] + 0.1 * out.joint_qd[0, 2]
 
-    checks = [(0, (0, 8), EPS), (0, (0, 9), EPS), (0, (0, 15), EPS), (1, (0, 0), EPS), (1, (0, 2), EPS),
-              (1, (0, 10), EPS), (2, 0, 10.0)]  # fmt: skip
+    checks = [
+        (0, (0, 8), EPS),
+        (0, (0, 9), EPS),
+        (0, (0, 15), EPS),
+        (1, (0, 0), EPS),
+        (1, (0, 2), EPS),
+        (1, (0, 10), EPS),
+        (2, 0, 10.0),
+    ]
     print(check_fd(loss, [q_def.clone(), qd0.clone(), torch.tensor([300.0])], checks))
 
 

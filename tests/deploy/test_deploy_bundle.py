@@ -10,9 +10,9 @@ import torch
 import yaml
 
 from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy, export_bundle
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.shac import ShacRunner
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.tasks.direct.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
 from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import (
     AnymalCFlatDiffEnvCfg,
@@ -67,7 +67,7 @@ def test_onnx_and_torchscript_equal_the_torch_pipeline(bundle):
     g = torch.Generator().manual_seed(1)
     sess = ort.InferenceSession(str(out / "policy.onnx"), providers=["CPUExecutionProvider"])
     jit = torch.jit.load(str(out / "policy.pt"))
-    for trial in range(3):
+    for _trial in range(3):
         obs = torch.randn(env.num_envs, 48, generator=g)
         steps = torch.randint(0, 400, (env.num_envs,), generator=g)
         ref_t, ref_a = torch_pipeline(env, pol, obs, steps)
@@ -149,7 +149,9 @@ def test_gym_make_without_cfg_builds_the_registered_config():
 
     env = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct", num_envs=2, asset_source="urdf").unwrapped
     assert type(env.cfg) is AnymalCFlatDiffEnvCfg
-    assert env.cfg.kp == 80.0 and env.cfg.solver_cfg.kappa == 200.0 and env.cfg.gait.period_s == 0.6 and env.num_obs == 50
+    assert (
+        env.cfg.kp == 80.0 and env.cfg.solver_cfg.kappa == 200.0 and env.cfg.gait.period_s == 0.6 and env.num_obs == 50
+    )
     assert env.cfg.solver_cfg.contact_model == "smoothed" and env.cfg.num_envs == 2
     play = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct-Play", num_envs=2, asset_source="urdf").unwrapped
     assert type(play.cfg) is AnymalCFlatDiffEnvCfg_PLAY

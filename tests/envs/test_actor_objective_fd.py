@@ -28,7 +28,8 @@ pairs are left out of that direction's sums, counted and printed (at most ``MAX_
 The noise of J (float32 physics) is about 1.5e-8 at J ~ 0.1, 1e-5 on f at eps 1e-3, against directional derivatives
 of about 1e-3 (unit u among 56k parameters of norm ~12).
 
-Both contact-solve adjoints are tested (``env.solver_cfg.adjoint``: "unrolled" and "implicit"), about 7 s each on one CPU
+Both contact-solve adjoints are tested (``env.solver_cfg.adjoint``: "unrolled" and "implicit"), about 7 s each on one
+CPU
 core. The check fails, as it should, for a gradient scaled by 0.88 or 1.15, without the critic's value gradient,
 and for the implicit adjoint with 4 sweeps (forward not converged) from some start states.
 """
@@ -42,9 +43,9 @@ import pytest
 import torch
 from torch.func import functional_call, vmap
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.solver import ADJOINTS
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.tasks.direct.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
 from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
 
@@ -136,8 +137,10 @@ def per_env_actor_copies(policy, num_envs: int):
     The envs are independent worlds, so one backward pass of the summed loss then yields each env's own gradient.
     Yields the copies, each (num_envs, *shape), in the order of ``actor_parameters()``."""
     actor, log_std = policy.actor, policy.log_std
-    copies = {n: p.detach().unsqueeze(0).repeat(num_envs, *[1] * p.dim()).requires_grad_(True)
-              for n, p in actor.named_parameters()}  # fmt: skip
+    copies = {
+        n: p.detach().unsqueeze(0).repeat(num_envs, *[1] * p.dim()).requires_grad_(True)
+        for n, p in actor.named_parameters()
+    }
 
     def one_row(params, x):
         return functional_call(actor, params, (x.unsqueeze(0),)).squeeze(0)
@@ -217,8 +220,9 @@ def _or_zeros(g, p):
     return torch.zeros_like(p) if g is None else g
 
 
-def directional_derivative_table(objective: ActorObjective, num_directions: int = NUM_DIRECTIONS, eps: float = EPS,
-                                 seed: int = 7) -> tuple[list[dict], torch.Tensor]:  # fmt: skip
+def directional_derivative_table(
+    objective: ActorObjective, num_directions: int = NUM_DIRECTIONS, eps: float = EPS, seed: int = 7
+) -> tuple[list[dict], torch.Tensor]:
     """One row per random unit direction u: per env the analytic a_i = grad J_i . u and the central differences f_i
     (eps) and h_i (eps/2), the envs left out and why, and the comparison over the envs kept."""
     theta0 = objective.theta0
@@ -244,12 +248,22 @@ def directional_derivative_table(objective: ActorObjective, num_directions: int 
         a_keep, f_keep = float(a[keep].sum()), float(f[keep].sum())
         rel = abs(a_keep - f_keep) / max(abs(a_keep), abs(f_keep), 1e-30)
         a_all, f_all = float(a.sum()), float(f.sum())
-        rows.append({
-            "k": k, "a": a_keep, "f": f_keep, "rel": rel, "ok": rel <= TOLERANCE,
-            "a_all": a_all, "f_all": f_all, "rel_all": abs(a_all - f_all) / max(abs(a_all), abs(f_all), 1e-30),
-            "a_shared": float(shared @ u), "switch": switch.nonzero().flatten().tolist(),
-            "jump": jump.nonzero().flatten().tolist(), "kept": int(keep.sum()),
-        })  # fmt: skip
+        rows.append(
+            {
+                "k": k,
+                "a": a_keep,
+                "f": f_keep,
+                "rel": rel,
+                "ok": rel <= TOLERANCE,
+                "a_all": a_all,
+                "f_all": f_all,
+                "rel_all": abs(a_all - f_all) / max(abs(a_all), abs(f_all), 1e-30),
+                "a_shared": float(shared @ u),
+                "switch": switch.nonzero().flatten().tolist(),
+                "jump": jump.nonzero().flatten().tolist(),
+                "kept": int(keep.sum()),
+            }
+        )
     return rows, dones0
 
 
@@ -257,14 +271,20 @@ def print_table(title: str, rows: list[dict], dones0: torch.Tensor) -> None:
     fails = dones0[..., 0]
     outs = dones0[..., 1] & ~dones0[..., 0]
     print(f"\n{title}")
-    print(f"  failures per step {fails.sum(1).tolist()} (envs {fails.any(0).nonzero().flatten().tolist()}),"
-          f" time-outs per step {outs.sum(1).tolist()} (envs {outs.any(0).nonzero().flatten().tolist()})")
-    print(f"  {'k':>3} {'a (kept)':>12} {'f (kept)':>12} {'rel':>7}  {'a (all)':>12} {'f (all)':>12} {'rel':>7}"
-          f"  kept  left out: termination switch / non-smooth")  # fmt: skip
+    print(
+        f"  failures per step {fails.sum(1).tolist()} (envs {fails.any(0).nonzero().flatten().tolist()}),"
+        f" time-outs per step {outs.sum(1).tolist()} (envs {outs.any(0).nonzero().flatten().tolist()})"
+    )
+    print(
+        f"  {'k':>3} {'a (kept)':>12} {'f (kept)':>12} {'rel':>7}  {'a (all)':>12} {'f (all)':>12} {'rel':>7}"
+        f"  kept  left out: termination switch / non-smooth"
+    )
     for r in rows:
-        print(f"  {r['k']:>3} {r['a']:>+12.4e} {r['f']:>+12.4e} {r['rel']:>7.3f}  {r['a_all']:>+12.4e}"
-              f" {r['f_all']:>+12.4e} {r['rel_all']:>7.3f}  {r['kept']:>4}  {r['switch']} / {r['jump']}"
-              f"{'' if r['ok'] else '  FAIL'}")  # fmt: skip
+        print(
+            f"  {r['k']:>3} {r['a']:>+12.4e} {r['f']:>+12.4e} {r['rel']:>7.3f}  {r['a_all']:>+12.4e}"
+            f" {r['f_all']:>+12.4e} {r['rel_all']:>7.3f}  {r['kept']:>4}  {r['switch']} / {r['jump']}"
+            f"{'' if r['ok'] else '  FAIL'}"
+        )
 
 
 @pytest.mark.parametrize("adjoint", ADJOINTS)
@@ -272,18 +292,24 @@ def test_actor_objective_directional_derivatives_match_finite_differences(adjoin
     env, runner, start = make_stumbling_setup(adjoint)
     objective = ActorObjective(env, runner, start)
     rows, dones0 = directional_derivative_table(objective)
-    print_table(f"SHAC actor objective, {HORIZON} steps, {NUM_ENVS} envs, adjoint={adjoint},"
-                f" iterations={env.cfg.solver_cfg.iterations}, eps={EPS:g}", rows, dones0)  # fmt: skip
+    print_table(
+        f"SHAC actor objective, {HORIZON} steps, {NUM_ENVS} envs, adjoint={adjoint},"
+        f" iterations={env.cfg.solver_cfg.iterations}, eps={EPS:g}",
+        rows,
+        dones0,
+    )
     n_pairs = NUM_ENVS * len(rows)
     left_out = sum(NUM_ENVS - r["kept"] for r in rows)
     failing = dones0[..., 0].any(0).nonzero().flatten().tolist()
     failing_kept = sum(e not in r["switch"] + r["jump"] for r in rows for e in failing)
     passed = sum(r["ok"] and r["kept"] > 0 for r in rows)
     shared_err = max(abs(r["a_shared"] - r["a_all"]) for r in rows) / max(abs(r["a_shared"]) for r in rows)
-    print(f"  agree within {TOLERANCE:.0%}: {passed}/{len(rows)} directions (envs kept; on all envs:"
-          f" {sum(r['rel_all'] <= TOLERANCE for r in rows)}/{len(rows)}); (direction, env) pairs left out {left_out}/"
-          f"{n_pairs} ({sum(len(r['switch']) for r in rows)} termination switches); failing envs kept in"
-          f" {failing_kept}/{len(failing) * len(rows)}; per-env vs shared-parameter gradient {shared_err:.1e}")
+    print(
+        f"  agree within {TOLERANCE:.0%}: {passed}/{len(rows)} directions (envs kept; on all envs:"
+        f" {sum(r['rel_all'] <= TOLERANCE for r in rows)}/{len(rows)}); (direction, env) pairs left out {left_out}/"
+        f"{n_pairs} ({sum(len(r['switch']) for r in rows)} termination switches); failing envs kept in"
+        f" {failing_kept}/{len(failing) * len(rows)}; per-env vs shared-parameter gradient {shared_err:.1e}"
+    )
 
     # The horizon covers failures (segment cut, value 0) and time-outs (bootstrapped from the terminal obs) ...
     assert len(failing) >= 2, "fewer than 2 envs fail inside the horizon"

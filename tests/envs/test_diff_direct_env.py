@@ -32,7 +32,9 @@ class HoldHeightEnv(DiffDirectRLEnv):
         return torch.cat([self.q.new_zeros(self.num_envs, 7), self.default_q[7:] + 0.3 * self.actions], 1)
 
     def _get_dones(self):
-        return torch.zeros_like(self.episode_length_buf, dtype=torch.bool), self.episode_length_buf >= self.max_episode_length
+        return torch.zeros_like(
+            self.episode_length_buf, dtype=torch.bool
+        ), self.episode_length_buf >= self.max_episode_length
 
     def _get_rewards(self):
         self.last_actions = self.actions

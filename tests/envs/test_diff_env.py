@@ -7,8 +7,8 @@ import torch
 import warp as wp
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the gym ids)
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffEventsCfg, DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.solver import SolverMoreauGS
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffEventsCfg, DiffVelocityEnv, DiffVelocityEnvCfg
 
 STATE = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time", "push_time")
 
@@ -123,8 +123,9 @@ def test_hard_mode_matches_solver():
     with torch.no_grad():
         env.step(actions)
     model = env.model
-    solver = SolverMoreauGS(model, contact_model="hard", iterations=env.cfg.solver_cfg.iterations,
-                            actuator_saturation=120.0)
+    solver = SolverMoreauGS(
+        model, contact_model="hard", iterations=env.cfg.solver_cfg.iterations, actuator_saturation=120.0
+    )
     control = model.control()
     targets = torch.cat([torch.zeros(4, 7), env.default_leg + 0.5 * actions], 1)
     control.joint_target_q.assign(targets.reshape(-1).numpy())
@@ -161,8 +162,10 @@ def test_usd_asset_source_matches_urdf(source):
     reordered to Isaac Lab's LF, LH, RF, RH)."""
     # the same startup events in both (Isaac Lab's event functions draw from torch's generator on "isaaclab")
     events = DiffEventsCfg(base_mass_add_range=(2.0, 2.0), base_com_range={"x": (0.01, 0.01)})
-    envs = {"urdf": make_env(contact_model="hard", events=events),
-            "usd": make_env(asset_source=source, contact_model="hard", events=events.copy())}  # fmt: skip
+    envs = {
+        "urdf": make_env(contact_model="hard", events=events),
+        "usd": make_env(asset_source=source, contact_model="hard", events=events.copy()),
+    }
     try:
         _compare_urdf_usd(envs)
         if source == "isaaclab":
@@ -342,8 +345,9 @@ def test_push_keeps_the_gradient_and_the_observation_is_current():
 
 
 def test_soft_contact_stands_like_hard():
-    """The differentiable task in soft contact with its ANYdrive gains, 60 zero-action steps (1.2 s, before any push): the feet's normal impulses carry the weight within 10% and the base height is within 5 cm of
-    hard contact's."""
+    """The differentiable task in soft contact with its ANYdrive gains, 60 zero-action steps (1.2 s, before any
+    push): the feet's normal impulses carry the weight within 10% and the base height is within 5 cm of hard
+    contact's."""
     height = {}
     for contact_model in ("hard", "soft"):
         env = make_env(contact_model=contact_model)

@@ -59,8 +59,14 @@ def test_foot_clearance_and_joint_deviation_match_their_formulas():
 def test_foot_clearance_gradient_matches_finite_differences():
     env = make_env(foot_clearance=0.5)
     for name in env.cfg.rewards.__dict__:  # the clearance term alone
-        if name not in ("foot_clearance", "foot_clearance_height", "foot_clearance_std", "foot_clearance_tanh_mult",
-                        "tracking_std", "feet_air_time_threshold"):  # fmt: skip
+        if name not in (
+            "foot_clearance",
+            "foot_clearance_height",
+            "foot_clearance_std",
+            "foot_clearance_tanh_mult",
+            "tracking_std",
+            "feet_air_time_threshold",
+        ):
             setattr(env.cfg.rewards, name, 0.0)
     env.cfg.solver_cfg.contact_model = "smoothed"
     env.reset(seed=1)

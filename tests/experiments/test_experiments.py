@@ -10,11 +10,11 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
+from orchestration.jobs import Job, run_jobs
+from orchestration.training import latest_checkpoint
 
 from isaaclab_diffsim.experiments import table1
 from isaaclab_diffsim.experiments.results_page import write_result, write_results_page
-from orchestration.jobs import Job, run_jobs
-from orchestration.training import latest_checkpoint
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIGS = os.path.join(REPO, "configs")
@@ -90,8 +90,11 @@ def test_latest_checkpoint(tmp_path):
 
 
 def test_table1_summary_is_mean_and_std_over_seeds():
-    exp = {"seeds": [1, 2], "runs": {"shac_soft": {"algo": "shac", "contact_model": "soft"}},
-           "eval_contact_models": ["hard"]}  # fmt: skip
+    exp = {
+        "seeds": [1, 2],
+        "runs": {"shac_soft": {"algo": "shac", "contact_model": "soft"}},
+        "eval_contact_models": ["hard"],
+    }
     evals = {
         ("shac_soft", 1): {"models": {"hard": {"returns": [1.0, 3.0], "tracking_errors": [0.1, 0.3], "falls": [0, 1]}}},
         ("shac_soft", 2): {"models": {"hard": {"returns": [4.0, 4.0], "tracking_errors": [0.4, 0.4], "falls": [0, 0]}}},
@@ -99,16 +102,30 @@ def test_table1_summary_is_mean_and_std_over_seeds():
     text, numbers = table1.summarize(exp, evals)
     np.testing.assert_allclose(numbers["shac_soft"]["hard"]["returns"], [2.0, 4.0])
     np.testing.assert_allclose(numbers["shac_soft"]["hard"]["falls"], [50.0, 0.0])
-    assert "| SHAC, soft | hard | 3.0 +- 1.0 (2.0, 4.0) | 0.300 +- 0.100 (0.200, 0.400) | 25.0 +- 25.0 (50.0, 0.0) |" in text
+    assert (
+        "| SHAC, soft | hard | 3.0 +- 1.0 (2.0, 4.0) | 0.300 +- 0.100 (0.200, 0.400) | 25.0 +- 25.0 (50.0, 0.0) |"
+        in text
+    )
 
 
 def test_results_page_lists_each_experiment_with_its_command(tmp_path):
     for name in ("gait", "table1"):
         out = tmp_path / "results" / name
         out.mkdir(parents=True)
-        write_result(str(out), {"name": name, "description": f"about {name}", "command": f"run.py experiment={name}",
-                                "config": "", "machine": "cpu", "wall_s": 90.0, "tables": ["| a |"],
-                                "figures": ["f.png"], "jobs": {"count": 3, "wall_s": 600.0}})  # fmt: skip
+        write_result(
+            str(out),
+            {
+                "name": name,
+                "description": f"about {name}",
+                "command": f"run.py experiment={name}",
+                "config": "",
+                "machine": "cpu",
+                "wall_s": 90.0,
+                "tables": ["| a |"],
+                "figures": ["f.png"],
+                "jobs": {"count": 3, "wall_s": 600.0},
+            },
+        )
     page = write_results_page(str(tmp_path / "results"), str(tmp_path / "docs" / "results.md"))
     text = open(page).read()
     assert text.index("## table1") < text.index("## gait")  # the paper's order
@@ -124,16 +141,33 @@ def test_table1_and_gait_end_to_end_tiny(tmp_path):
     model, writes the page; then the gait experiment reuses those runs (about 3 min on 2 cores)."""
     import subprocess
 
-    common = [f"runs_dir={tmp_path / 'runs'}", f"results_dir={tmp_path / 'results'}",
-              f"results_page={tmp_path / 'results.md'}", "size.num_envs=4", "size.eval_envs=4",
-              "size.shac_iterations=2", "size.ppo_iterations=2", "experiment.seeds=[1]"]  # fmt: skip
+    common = [
+        f"runs_dir={tmp_path / 'runs'}",
+        f"results_dir={tmp_path / 'results'}",
+        f"results_page={tmp_path / 'results.md'}",
+        "size.num_envs=4",
+        "size.eval_envs=4",
+        "size.shac_iterations=2",
+        "size.ppo_iterations=2",
+        "experiment.seeds=[1]",
+    ]
     run = [sys.executable, os.path.join(REPO, "scripts", "experiments", "run.py")]
     subprocess.run([*run, "experiment=table1", *common], check=True, cwd=REPO)
     result = json.load(open(tmp_path / "results" / "table1" / "result.json"))
     assert set(result["numbers"]) == {"shac_soft", "shac_hard", "shac_smoothed", "ppo_hard"}
     gait = [c for c in common if not c.startswith(("size.", "experiment."))]
-    subprocess.run([*run, "experiment=gait", "experiment.num_envs=2", "experiment.duration_s=3",
-                    "experiment.transient_s=1", *gait], check=True, cwd=REPO)  # fmt: skip
+    subprocess.run(
+        [
+            *run,
+            "experiment=gait",
+            "experiment.num_envs=2",
+            "experiment.duration_s=3",
+            "experiment.transient_s=1",
+            *gait,
+        ],
+        check=True,
+        cwd=REPO,
+    )
     page = open(tmp_path / "results.md").read()
     assert "## table1" in page and "## gait" in page and "fig8_sim_to_sim.png" in page
 
@@ -142,10 +176,24 @@ def test_recipe_summary_reports_each_run_over_its_seeds():
     from isaaclab_diffsim.experiments.recipe import summarize
 
     def result(ret, lift):
-        gait = {"period_s": [0.5, 0.7], "autocorrelation": [0.9, 0.7], "steps_per_s": [1.0, 3.0],
-                "mean_air_time_s": [0.2, 0.4], "max_lift_m": [lift, lift]}  # fmt: skip
-        return {"models": {"hard": {"returns": [ret, ret + 2.0], "tracking_errors": [0.1, 0.3], "falls": [0.0, 1.0],
-                                    "gait": gait, "stand": {"drift_m": [0.05, 0.15]}}}}  # fmt: skip
+        gait = {
+            "period_s": [0.5, 0.7],
+            "autocorrelation": [0.9, 0.7],
+            "steps_per_s": [1.0, 3.0],
+            "mean_air_time_s": [0.2, 0.4],
+            "max_lift_m": [lift, lift],
+        }
+        return {
+            "models": {
+                "hard": {
+                    "returns": [ret, ret + 2.0],
+                    "tracking_errors": [0.1, 0.3],
+                    "falls": [0.0, 1.0],
+                    "gait": gait,
+                    "stand": {"drift_m": [0.05, 0.15]},
+                }
+            }
+        }
 
     exp = {"seeds": [1], "runs": {"baseline": {"seeds": [1, 2]}, "kp85": {"overrides": ["env.kp=85.0"]}}}
     evals = {("baseline", 1): result(10.0, 0.02), ("baseline", 2): result(20.0, 0.04), ("kp85", 1): result(5.0, 0.1)}

@@ -68,8 +68,9 @@ def test_rms_and_divergence():
 def test_dominant_period_finds_the_fundamental_of_a_gait_with_harmonics():
     dt, period = 0.02, 0.6
     t = np.arange(500) * dt
-    x = np.stack([np.sin(2 * np.pi * t / period) + 0.5 * np.sin(4 * np.pi * t / period + 1.0),
-                  np.cos(2 * np.pi * t / period)], 1)  # fmt: skip
+    x = np.stack(
+        [np.sin(2 * np.pi * t / period) + 0.5 * np.sin(4 * np.pi * t / period + 1.0), np.cos(2 * np.pi * t / period)], 1
+    )
     found, r = gm.dominant_period(x, dt)
     assert found == pytest.approx(period, abs=dt) and r > 0.99
 

@@ -3,9 +3,6 @@
 import numpy as np
 import warp as wp
 
-import newton
-from isaaclab_diffsim.solver import SolverMoreauGS, scenes
-
 
 @wp.kernel
 def weighted_sum(

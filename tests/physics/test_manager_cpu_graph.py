@@ -3,11 +3,10 @@ replayed physics steps give bitwise the same observations, rewards and resets as
 and events, and a flagged model change makes the manager capture anew (a graph replayed past it would keep
 reading the replaced array)."""
 
+import newton
 import pytest
 import torch
 import warp as wp
-
-import newton
 
 pytest.importorskip("isaaclab_tasks")
 
@@ -50,8 +49,15 @@ def _rollout(use_cpu_graph: bool) -> tuple[list, int, int]:
                 NewtonManager.add_model_change(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
             action = 2.0 * torch.rand(3, env.action_manager.total_action_dim, generator=gen) - 1.0
             obs, rew, term, trunc, _ = env.step(action)
-            out.append([obs["policy"].clone(), rew.clone(), term.clone(), trunc.clone(),
-                        env.scene["robot"].data.joint_pos.torch.clone()])  # fmt: skip
+            out.append(
+                [
+                    obs["policy"].clone(),
+                    rew.clone(),
+                    term.clone(),
+                    trunc.clone(),
+                    env.scene["robot"].data.joint_pos.torch.clone(),
+                ]
+            )
         assert bool(trunc.any()) or any(bool(o[3].any()) for o in out[1:]), "expected time-out resets"
         return out, NewtonDiffSimManager.cpu_graph_captures - captures, NewtonDiffSimManager.cpu_graph_replays - replays
     finally:

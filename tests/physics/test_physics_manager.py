@@ -5,11 +5,10 @@ import inspect
 import subprocess
 import sys
 
+import newton
 import numpy as np
 import pytest
 import warp as wp
-
-import newton
 
 pytest.importorskip("isaaclab_newton")
 
@@ -24,9 +23,17 @@ from isaaclab_diffsim.solver import SolverMoreauGS  # noqa: E402
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"contact_model": "sticky"}, {"kappa": 0.0}, {"margin": -0.1}, {"iterations": 0}, {"stabilization": 2.0},
-     {"ke": -1.0}, {"kd": float("nan")}, {"kf": -1.0}],
-)  # fmt: skip
+    [
+        {"contact_model": "sticky"},
+        {"kappa": 0.0},
+        {"margin": -0.1},
+        {"iterations": 0},
+        {"stabilization": 2.0},
+        {"ke": -1.0},
+        {"kd": float("nan")},
+        {"kf": -1.0},
+    ],
+)
 def test_cfg_rejects_invalid(kwargs):
     with pytest.raises(ValueError, match="DiffSimSolverCfg"):
         DiffSimSolverCfg(**kwargs)
@@ -48,9 +55,11 @@ def test_cfg_declares_every_solver_argument_with_the_solvers_default():
 
 @pytest.mark.integration
 def test_solver_imports_neither_isaaclab_nor_torch():
-    code = ("import sys, isaaclab_diffsim.solver; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('isaaclab', 'torch', 'isaaclab_newton') "
-            "or m.startswith('isaaclab_diffsim.physics')))")  # fmt: skip
+    code = (
+        "import sys, isaaclab_diffsim.solver; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('isaaclab', 'torch', 'isaaclab_newton') "
+        "or m.startswith('isaaclab_diffsim.physics')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 from pxr import Usd, UsdGeom
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.recording import SCHEMA, RolloutRecorder, record_differentiated_rollout
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "exts", "isaaclab_diffsim_viewer"))
 from isaaclab_diffsim_viewer import Overlays, Recording, heat_color  # noqa: E402
@@ -20,6 +20,7 @@ def smoothed_cfg(num_envs: int) -> DiffVelocityEnvCfg:
     cfg = DiffVelocityEnvCfg(num_envs=num_envs)
     cfg.solver_cfg.contact_model, cfg.solver_cfg.kappa = "smoothed", 300.0
     return cfg
+
 
 NUM_ENVS, RECORD_ENVS, STEPS = 4, 3, 12
 
@@ -42,8 +43,13 @@ def recorded(tmp_path_factory):
             distances.append(env.sim.solver.last_contact_distances().numpy().reshape(NUM_ENVS, 4).copy())
             base.append(env.joint_q_w()[:, :3].numpy().copy())
     rec.save()
-    return {"path": path, "env": env, "impulses": np.array(impulses), "distances": np.array(distances),
-            "base": np.array(base)}  # fmt: skip
+    return {
+        "path": path,
+        "env": env,
+        "impulses": np.array(impulses),
+        "distances": np.array(distances),
+        "base": np.array(base),
+    }
 
 
 def test_prim_per_robot_and_time_samples(recorded):
@@ -61,12 +67,15 @@ def test_prim_per_robot_and_time_samples(recorded):
         assert len(translate.GetTimeSamples()) == STEPS
         for t in (0, STEPS - 1):  # world positions: the env's base position moved to its env origin
             np.testing.assert_allclose(np.array(translate.Get(t)), recorded["base"][t, i], atol=1e-5)
-        np.testing.assert_allclose(np.array(robot.GetAttribute(SCHEMA["origin_attr"]).Get()),
-                                   env.env_origins[i].numpy(), atol=1e-6)  # fmt: skip
+        np.testing.assert_allclose(
+            np.array(robot.GetAttribute(SCHEMA["origin_attr"]).Get()), env.env_origins[i].numpy(), atol=1e-6
+        )
         # geometry comes from the prototypes through references: a mesh or primitive under every body
         assert any(p.IsA(UsdGeom.Gprim) for p in Usd.PrimRange(robot))
-    origins = {tuple(stage.GetPrimAtPath(f"/World/envs/env_{i}/Robot").GetAttribute(SCHEMA["origin_attr"]).Get())
-               for i in range(RECORD_ENVS)}  # fmt: skip
+    origins = {
+        tuple(stage.GetPrimAtPath(f"/World/envs/env_{i}/Robot").GetAttribute(SCHEMA["origin_attr"]).Get())
+        for i in range(RECORD_ENVS)
+    }
     assert len(origins) == RECORD_ENVS  # robots at distinct env origins, not on top of each other
 
 

@@ -91,8 +91,9 @@ def deterministic_cfg():
 
 
 def _worker(rank: int, port: int, out_dir: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(WORLD),
-                      LOCAL_RANK=str(rank))  # fmt: skip
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(rank)
+    )
     torch.set_num_threads(1)
     info = distributed.init_distributed("cpu", timeout_s=120)  # a deadlock fails the test instead of hanging it
     result = {"info": (info.rank, info.world_size, info.device)}
@@ -140,14 +141,15 @@ def _ppo_worker(rank: int, port: int, out_dir: str) -> None:
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
 
     from isaaclab_diffsim.envs import DiffEnvRslRlWrapper
-    from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
     from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner
+    from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
     from isaaclab_diffsim.tasks.direct.anymal_c.agents.rsl_rl_ppo_cfg import (
         AnymalCFlatDiffPPORunnerCfg,
     )
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(WORLD),
-                      LOCAL_RANK=str(rank))  # fmt: skip
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(rank)
+    )
     torch.set_num_threads(1)
     distributed.init_distributed("cpu", timeout_s=120)
     result = {}
@@ -158,14 +160,20 @@ def _ppo_worker(rank: int, port: int, out_dir: str) -> None:
         cfg.num_steps_per_env, cfg.max_iterations, cfg.device = 4, 2, "cpu"
         cfg = handle_deprecated_rsl_rl_cfg(cfg, importlib.metadata.version("rsl-rl-lib"))
         log_dir = os.path.join(out_dir, "ppo") if rank == 0 else None
-        runner = DiffOnPolicyRunner(DiffEnvRslRlWrapper(env, clip_actions=cfg.clip_actions), to_dict(cfg),
-                                    log_dir=log_dir, device="cpu")  # fmt: skip
+        runner = DiffOnPolicyRunner(
+            DiffEnvRslRlWrapper(env, clip_actions=cfg.clip_actions), to_dict(cfg), log_dir=log_dir, device="cpu"
+        )
         runner.logger.git_status_repos = []
         before = {k: v.clone() for k, v in runner.alg.save()["actor_state_dict"].items()}
         runner.learn(init_at_random_ep_len=True)
         saved = runner.alg.save()
-        result = {"multi_gpu": runner.cfg["multi_gpu"], "before": before, "actor": saved["actor_state_dict"],
-                  "critic": saved["critic_state_dict"], "obs": env.get_observations().clone()}  # fmt: skip
+        result = {
+            "multi_gpu": runner.cfg["multi_gpu"],
+            "before": before,
+            "actor": saved["actor_state_dict"],
+            "critic": saved["critic_state_dict"],
+            "obs": env.get_observations().clone(),
+        }
     finally:
         torch.save(result, os.path.join(out_dir, f"ppo_rank{rank}.pt"))
         distributed.shutdown()
@@ -265,14 +273,36 @@ def test_ppo_two_gloo_ranks_identical(tmp_path):
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCHRUN = str(Path(sys.executable).with_name("torchrun"))
-TINY = ["--num_envs", "2", "agent.horizon=4", "agent.policy.actor_hidden_dims=[16]",
-        "agent.policy.critic_hidden_dims=[16]", "agent.algorithm.critic_iterations=1", "env.episode_length_s=0.2",
-        "--max_iterations", "4", "--eval_episodes", "0"]  # fmt: skip
+TINY = [
+    "--num_envs",
+    "2",
+    "agent.horizon=4",
+    "agent.policy.actor_hidden_dims=[16]",
+    "agent.policy.critic_hidden_dims=[16]",
+    "agent.algorithm.critic_iterations=1",
+    "env.episode_length_s=0.2",
+    "--max_iterations",
+    "4",
+    "--eval_episodes",
+    "0",
+]
 
 
 def _torchrun_train(log_dir, *extra):
-    return [TORCHRUN, "--standalone", "--nnodes", "1", "--nproc_per_node", "2", str(ROOT / "scripts" / "train.py"),
-            "--distributed", "--log_dir", str(log_dir), *TINY, *extra]  # fmt: skip
+    return [
+        TORCHRUN,
+        "--standalone",
+        "--nnodes",
+        "1",
+        "--nproc_per_node",
+        "2",
+        str(ROOT / "scripts" / "train.py"),
+        "--distributed",
+        "--log_dir",
+        str(log_dir),
+        *TINY,
+        *extra,
+    ]
 
 
 @pytest.mark.integration
@@ -284,8 +314,9 @@ def test_torchrun_sigterm_then_resume_equals_uninterrupted_two_rank_run(tmp_path
     assert ref.stdout.count("[SHAC] it 4/4") == 1  # rank 0 alone prints
     assert ref.stdout.count("[train] task") == 1
 
-    proc = subprocess.Popen(_torchrun_train(tmp_path / "run"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)  # fmt: skip
+    proc = subprocess.Popen(
+        _torchrun_train(tmp_path / "run"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     for line in proc.stdout:  # stop it while it trains iteration 2
         if line.startswith("[SHAC] it 1/4"):
             proc.send_signal(signal.SIGTERM)
@@ -296,12 +327,16 @@ def test_torchrun_sigterm_then_resume_equals_uninterrupted_two_rank_run(tmp_path
     saved = torch.load(interrupted, weights_only=True)
     assert len(saved["rank_states"]) == 2 and 1 <= saved["iter"] < 4
 
-    resumed = subprocess.run(_torchrun_train(tmp_path / "resumed", "--resume", interrupted), capture_output=True,
-                             text=True, timeout=900, env=env)  # fmt: skip
+    resumed = subprocess.run(
+        _torchrun_train(tmp_path / "resumed", "--resume", interrupted),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     a = torch.load(tmp_path / "ref" / "model_4.pt", weights_only=True)
     b = torch.load(tmp_path / "resumed" / "model_4.pt", weights_only=True)
     for k in ("wall_time", "cfg", "infos"):
         a.pop(k), b.pop(k)
     assert_bitwise_equal(a, b)
-

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.rl.evaluation import evaluate
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 class ScriptedEnv:

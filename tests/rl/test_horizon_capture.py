@@ -74,8 +74,14 @@ def test_capture_written_when_gradient_is_bad(trained):
         assert capture["iteration"] == it and capture["task"] == TASK and capture["num_envs"] == 4
         assert capture["grad_norm"] == pytest.approx(live[it - 1], rel=1e-6)
         assert capture["env_cfg"]["asset_source"] == "urdf" and capture["agent_cfg"]["horizon"] == HORIZON
-        for key in ("env_state", "obs", "model_state_dict", "target_critic_state_dict", "obs_normalizer_state_dict",
-                    "rng_state"):  # fmt: skip
+        for key in (
+            "env_state",
+            "obs",
+            "model_state_dict",
+            "target_critic_state_dict",
+            "obs_normalizer_state_dict",
+            "rng_state",
+        ):
             assert capture[key] is not None, key
 
 

@@ -4,10 +4,10 @@ import math
 
 import pytest
 import torch
+from helpers.shac import PointMassEnv, assert_bitwise_equal, full_state, small_cfg
 
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.rl.shac.shac_cfg import KappaScheduleCfg
-from helpers.shac import PointMassEnv, assert_bitwise_equal, full_state, small_cfg
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -36,8 +36,9 @@ def test_schedule_values_linear_and_geometric():
         assert math.isclose(geo.value(i), want, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("field, value", [("kappa_start", 0.0), ("kappa_end", -1.0), ("iterations", 0),
-                                          ("kind", "cosine")])  # fmt: skip
+@pytest.mark.parametrize(
+    "field, value", [("kappa_start", 0.0), ("kappa_end", -1.0), ("iterations", 0), ("kind", "cosine")]
+)
 def test_bad_schedule_refused(field, value):
     cfg = small_cfg(kappa_schedule=schedule())
     setattr(cfg.kappa_schedule, field, value)
@@ -46,15 +47,17 @@ def test_bad_schedule_refused(field, value):
 
 
 def test_off_by_default_and_settable_by_overrides():
+    import isaaclab_diffsim.tasks  # noqa: F401
     from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
     from isaaclab_diffsim.utils.cli import resolve_task_cfgs
 
-    import isaaclab_diffsim.tasks  # noqa: F401
-
     _, agent = resolve_task_cfgs("DiffSim-Velocity-Flat-AnymalC-Direct", AGENT_ENTRY["shac"], [])
     assert not agent.kappa_schedule.enabled
-    _, agent = resolve_task_cfgs("DiffSim-Velocity-Flat-AnymalC-Direct", AGENT_ENTRY["shac"],
-                                 ["agent.kappa_schedule.kind=linear", "agent.kappa_schedule.kappa_start=100.0"])
+    _, agent = resolve_task_cfgs(
+        "DiffSim-Velocity-Flat-AnymalC-Direct",
+        AGENT_ENTRY["shac"],
+        ["agent.kappa_schedule.kind=linear", "agent.kappa_schedule.kappa_start=100.0"],
+    )
     agent.validate_values()
     assert agent.kappa_schedule.enabled and agent.kappa_schedule.value(0) == 100.0
 

@@ -15,8 +15,8 @@ from rsl_rl.env import VecEnv
 from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.envs.rsl_rl_wrapper import DiffEnvRslRlWrapper
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.tasks.direct.anymal_c.agents.rsl_rl_ppo_cfg import (
     AnymalCFlatDiffPPORunnerCfg,
 )
@@ -48,9 +48,7 @@ def env():
 def test_wrapper_contract(env):
     wrapped = DiffEnvRslRlWrapper(env, clip_actions=1.0)
     assert isinstance(wrapped, VecEnv)
-    assert (wrapped.num_envs, wrapped.num_actions, wrapped.max_episode_length) == (
-        NUM_ENVS, 12, env.max_episode_length
-    )
+    assert (wrapped.num_envs, wrapped.num_actions, wrapped.max_episode_length) == (NUM_ENVS, 12, env.max_episode_length)
     obs = wrapped.get_observations()
     assert isinstance(obs, TensorDict) and list(obs.keys()) == ["policy"]
     assert obs["policy"].shape == (NUM_ENVS, 48)
@@ -114,12 +112,27 @@ def test_ppo_smoke(env, tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.run(
-        [sys.executable, str(root / "scripts" / "play.py"), "--algo", "ppo", "--checkpoint", str(last),
-         "--episodes", "1", "--num_envs", "1", "env.episode_length_s=1.0",
-         # the policy was trained on Isaac Lab's flat MDP (48 observations): no gait clock
-         "env.gait.joint_swing_scale=0.0", "env.gait.period_s=0.0"],
-        capture_output=True, text=True, env=os.environ.copy(), timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(root / "scripts" / "play.py"),
+            "--algo",
+            "ppo",
+            "--checkpoint",
+            str(last),
+            "--episodes",
+            "1",
+            "--num_envs",
+            "1",
+            "env.episode_length_s=1.0",
+            # the policy was trained on Isaac Lab's flat MDP (48 observations): no gait clock
+            "env.gait.joint_swing_scale=0.0",
+            "env.gait.period_s=0.0",
+        ],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "[play] ppo" in proc.stdout and "fall rate" in proc.stdout, proc.stdout[-2000:]
 

@@ -8,10 +8,9 @@ import signal
 import numpy as np
 import pytest
 import torch
-
 from helpers.shac import PointMassEnv, assert_bitwise_equal, full_state, make_runner, small_cfg
-from isaaclab_diffsim.rl.shac import ShacRunner, ShacRunnerCfg
 
+from isaaclab_diffsim.rl.shac import ShacRunner
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -29,9 +28,19 @@ def test_iterations_run_and_log(tmp_path):
     acc = EventAccumulator(str(tmp_path))
     acc.Reload()
     tags = set(acc.Tags()["scalars"])
-    for tag in ("Loss/actor", "Loss/critic", "Policy/grad_norm", "Policy/mean_std", "LR/actor",
-                "Perf/total_samples", "Perf/wall_time", "Train/mean_reward", "Train/mean_episode_length",
-                "Episode/rew_tracking", "Episode_Termination/failure"):  # fmt: skip
+    for tag in (
+        "Loss/actor",
+        "Loss/critic",
+        "Policy/grad_norm",
+        "Policy/mean_std",
+        "LR/actor",
+        "Perf/total_samples",
+        "Perf/wall_time",
+        "Train/mean_reward",
+        "Train/mean_episode_length",
+        "Episode/rew_tracking",
+        "Episode_Termination/failure",
+    ):
         assert tag in tags, tag
     grad_norms = [e.value for e in acc.Scalars("Policy/grad_norm")]
     assert len(grad_norms) == 3 and all(np.isfinite(grad_norms))
@@ -162,8 +171,12 @@ def test_export_onnx_and_jit_match_torch(tmp_path):
 
 def run_state(runner: ShacRunner, env) -> dict:
     """Everything a continued run depends on: networks, optimisers, normaliser, env, global RNG, counters."""
-    return {**full_state(runner), "env": env.get_state(), "rng": torch.get_rng_state(),
-            "counters": torch.tensor([runner.current_learning_iteration, runner.total_samples])}  # fmt: skip
+    return {
+        **full_state(runner),
+        "env": env.get_state(),
+        "rng": torch.get_rng_state(),
+        "counters": torch.tensor([runner.current_learning_iteration, runner.total_samples]),
+    }
 
 
 @pytest.mark.parametrize("how", ["ctrl_c_in_rollout", "sigterm_in_rollout", "raised_in_rollout", "sigterm_in_update"])
@@ -204,8 +217,9 @@ def test_interrupt_saves_last_completed_iteration_and_resume_is_bit_for_bit(tmp_
     saved_it = 3 if how == "sigterm_in_update" else 2
     path = str(tmp_path / f"model_{saved_it}_interrupted.pt")
     assert runner.interrupted and runner.current_learning_iteration == saved_it
-    assert runner.interrupt_signal == (signal.SIGINT if how in ("ctrl_c_in_rollout", "raised_in_rollout")
-                                       else signal.SIGTERM)  # fmt: skip
+    assert runner.interrupt_signal == (
+        signal.SIGINT if how in ("ctrl_c_in_rollout", "raised_in_rollout") else signal.SIGTERM
+    )
     assert runner.last_checkpoint == path and os.path.isfile(path)
     assert sorted(os.listdir(tmp_path)).count(f"model_{saved_it}.pt") == 0  # the periodic name is not reused
 
@@ -350,9 +364,14 @@ def test_bad_checkpoint_gives_clear_error(tmp_path, damage):
     elif damage == "foreign":  # e.g. an rsl_rl PPO checkpoint
         torch.save({"actor_state_dict": {}, "optimizer_state_dict": {}, "iter": 2, "infos": None}, path)
     elif damage == "other_networks":
-        torch.save({**runner.alg.state_dict(), "iter": 2,
-                    "model_state_dict": {**runner.alg.policy.state_dict(),
-                                         "actor.0.weight": torch.zeros(16, 6)}}, path)  # fmt: skip
+        torch.save(
+            {
+                **runner.alg.state_dict(),
+                "iter": 2,
+                "model_state_dict": {**runner.alg.policy.state_dict(), "actor.0.weight": torch.zeros(16, 6)},
+            },
+            path,
+        )
     else:
         path.unlink()
     _, fresh = make_runner(seed=1)

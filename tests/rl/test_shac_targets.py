@@ -45,8 +45,11 @@ def test_bootstrap_values_and_actor_loss_by_hand():
     alg = make_alg()
     o0 = torch.zeros(2, 2)
     alg.begin_horizon(o0)
-    obs = [torch.tensor([[1.0, 0.0], [9.0, 9.0]]), torch.tensor([[2.0, 0.0], [0.5, 0.5]]),
-           torch.tensor([[3.0, 1.0], [1.0, 1.0]])]  # fmt: skip
+    obs = [
+        torch.tensor([[1.0, 0.0], [9.0, 9.0]]),
+        torch.tensor([[2.0, 0.0], [0.5, 0.5]]),
+        torch.tensor([[3.0, 1.0], [1.0, 1.0]]),
+    ]
     term_obs = torch.tensor([[2.0, 0.0], [4.0, 0.0]])  # env 1's pre-reset observation at its time-out
     rew = [torch.tensor([1.0, 10.0]), torch.tensor([2.0, 20.0]), torch.tensor([3.0, 30.0])]
     term = [torch.tensor([False, True]), torch.tensor([False, False]), torch.tensor([False, False])]

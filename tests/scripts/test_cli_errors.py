@@ -17,14 +17,24 @@ import yaml
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-SHAC_KEYS = ("model_state_dict", "target_critic_state_dict", "actor_optimizer_state_dict",
-             "critic_optimizer_state_dict", "iter")  # fmt: skip
+SHAC_KEYS = (
+    "model_state_dict",
+    "target_critic_state_dict",
+    "actor_optimizer_state_dict",
+    "critic_optimizer_state_dict",
+    "iter",
+)
 PPO_KEYS = ("model_state_dict", "optimizer_state_dict", "iter")
 
 
 def tool(script: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / script), *args], capture_output=True, text=True,
-                          cwd=cwd or REPO, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / script), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO,
+        timeout=300,
+    )
 
 
 def refused(proc: subprocess.CompletedProcess, *fragments: str) -> str:
@@ -71,8 +81,11 @@ def test_train_resume_checks_come_before_the_env(tmp_path):
     ppo = fake_checkpoint(tmp_path / "ppo.pt", PPO_KEYS)
     refused(tool("train.py", "--resume", str(ppo), "--log_root", str(tmp_path / "logs")), "--algo ppo")
     shac = fake_checkpoint(tmp_path / "shac.pt", SHAC_KEYS, num_envs=8)
-    refused(tool("train.py", "--resume", str(shac), "--num_envs", "4", "--log_root", str(tmp_path / "logs")),
-            "trained with 8 envs", "--num_envs 8")  # fmt: skip
+    refused(
+        tool("train.py", "--resume", str(shac), "--num_envs", "4", "--log_root", str(tmp_path / "logs")),
+        "trained with 8 envs",
+        "--num_envs 8",
+    )
     truncated = tmp_path / "model_7.pt"
     truncated.write_bytes(shac.read_bytes()[:100])
     refused(tool("train.py", "--resume", str(truncated), "--log_root", str(tmp_path / "logs")), str(truncated))
@@ -90,15 +103,18 @@ def test_play_refuses_bad_bundles_and_arguments(tmp_path):
     refused(tool("play.py", "--onnx", str(bundle)), "holds no io.yaml")
     from isaaclab_diffsim.deploy.io_spec import FORMAT_VERSION
 
-    (bundle / "io.yaml").write_text(yaml.safe_dump({"format_version": FORMAT_VERSION,
-                                                    "controller": {"files": {"onnx": "policy.onnx"}}}))  # fmt: skip
+    (bundle / "io.yaml").write_text(
+        yaml.safe_dump({"format_version": FORMAT_VERSION, "controller": {"files": {"onnx": "policy.onnx"}}})
+    )
     (bundle / "policy.onnx").write_bytes(b"\x08\x07\x12\x04trun")
     refused(tool("play.py", "--onnx", str(bundle)), "not a readable ONNX model")
     ppo = fake_checkpoint(tmp_path / "ppo.pt", PPO_KEYS)
     refused(tool("play.py", "--checkpoint", str(ppo)), "--algo ppo")
     refused(tool("play.py", "--checkpoint", str(ppo), "--episodes", "0"), "--episodes must be >= 1")
-    refused(tool("play.py", "--checkpoint", str(ppo), "--episodes", "2", "--record", "x.usd", "--record_envs", "3"),
-            "--record_envs must be in [1, 2]")  # fmt: skip
+    refused(
+        tool("play.py", "--checkpoint", str(ppo), "--episodes", "2", "--record", "x.usd", "--record_envs", "3"),
+        "--record_envs must be in [1, 2]",
+    )
 
 
 def test_export_errors_are_one_line(tmp_path):

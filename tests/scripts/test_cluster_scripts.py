@@ -72,26 +72,41 @@ def fakes(tmp_path):
     for f in bin_dir.iterdir():
         f.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLUSTER_", "SLURM_", "PBS_", "CUDA_VISIBLE"))}
-    env.update(PATH=f"{bin_dir}:{env['PATH']}", FAKE_LOG=str(log), FAKE_TRAINER=str(bin_dir / "trainer"),
-               CLUSTER_ENV_FILE=str(tmp_path / "no.env.cluster"))  # fmt: skip
+    env.update(
+        PATH=f"{bin_dir}:{env['PATH']}",
+        FAKE_LOG=str(log),
+        FAKE_TRAINER=str(bin_dir / "trainer"),
+        CLUSTER_ENV_FILE=str(tmp_path / "no.env.cluster"),
+    )
     return env, log
 
 
 def submit(scheduler: str, args: list[str], env: dict, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["bash", str(CLUSTER / f"submit_job_{scheduler}.sh"), *args], env=env,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        ["bash", str(CLUSTER / f"submit_job_{scheduler}.sh"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
 
 
 def paths(tmp_path) -> list[str]:
-    return ["--image", str(tmp_path / "img" / "isaaclab_diffsim.sif"), "--log_root", str(tmp_path / "logs"),
-            "--cache_dir", str(tmp_path / "cache")]  # fmt: skip
+    return [
+        "--image",
+        str(tmp_path / "img" / "isaaclab_diffsim.sif"),
+        "--log_root",
+        str(tmp_path / "logs"),
+        "--cache_dir",
+        str(tmp_path / "cache"),
+    ]
 
 
 def directives(job: str, prefix: str) -> list[str]:
-    return [line[len(prefix):].strip() for line in job.splitlines() if line.startswith(prefix)]
+    return [line[len(prefix) :].strip() for line in job.splitlines() if line.startswith(prefix)]
 
 
 def calls(log: Path, name: str) -> list[str]:
@@ -109,8 +124,14 @@ def run_job(job: str, tmp_path, env: dict, extra_env: dict | None = None, term_a
     path = tmp_path / f"job_{time.monotonic_ns()}.sh"
     path.write_text(job)
     n_before = len(train_calls(Path(env["FAKE_LOG"])))
-    proc = subprocess.Popen(["bash", str(path)], env={**env, **(extra_env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        ["bash", str(path)],
+        env={**env, **(extra_env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     if term_after_start:
         deadline = time.time() + 30
         while len(train_calls(Path(env["FAKE_LOG"]))) == n_before and time.time() < deadline:
@@ -123,7 +144,12 @@ def run_job(job: str, tmp_path, env: dict, extra_env: dict | None = None, term_a
 
 @pytest.mark.integration
 def test_scripts_are_valid_bash():
-    assert {p.name for p in SCRIPTS} >= {"submit_job_slurm.sh", "submit_job_pbs.sh", "cluster_interface.sh", "job_common.sh"}
+    assert {p.name for p in SCRIPTS} >= {
+        "submit_job_slurm.sh",
+        "submit_job_pbs.sh",
+        "cluster_interface.sh",
+        "job_common.sh",
+    }
     for script in SCRIPTS:
         proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
         assert proc.returncode == 0, f"{script.name}: {proc.stderr}"
@@ -135,16 +161,50 @@ def test_scripts_are_valid_bash():
 @pytest.mark.integration
 def test_slurm_dry_run_job_script(tmp_path, fakes):
     env, log = fakes
-    job = submit("slurm", [*paths(tmp_path), "--gpus", "4", "--gpu_type", "a100", "--cpus", "32", "--mem", "128G",
-                           "--time", "12:00:00", "--queue", "gpu", "--run", "shac_a", "--requeue",
-                           "--total_iterations", "2000", "--dry-run", "--", "--num_envs", "4096",
-                           "agent.horizon=32"], env).stdout  # fmt: skip
+    job = submit(
+        "slurm",
+        [
+            *paths(tmp_path),
+            "--gpus",
+            "4",
+            "--gpu_type",
+            "a100",
+            "--cpus",
+            "32",
+            "--mem",
+            "128G",
+            "--time",
+            "12:00:00",
+            "--queue",
+            "gpu",
+            "--run",
+            "shac_a",
+            "--requeue",
+            "--total_iterations",
+            "2000",
+            "--dry-run",
+            "--",
+            "--num_envs",
+            "4096",
+            "agent.horizon=32",
+        ],
+        env,
+    ).stdout
     run_dir = tmp_path / "logs" / "shac_a"
     assert directives(job, "#SBATCH") == [
-        "--job-name=shac_a", "--nodes=1", "--ntasks=1", "--gpus=a100:4", "--cpus-per-task=32", "--mem=128G",
-        "--time=12:00:00", "--signal=B:TERM@120", "--requeue", "--open-mode=append",
-        f"--output={run_dir}/slurm-%j.out", "--partition=gpu",
-    ]  # fmt: skip
+        "--job-name=shac_a",
+        "--nodes=1",
+        "--ntasks=1",
+        "--gpus=a100:4",
+        "--cpus-per-task=32",
+        "--mem=128G",
+        "--time=12:00:00",
+        "--signal=B:TERM@120",
+        "--requeue",
+        "--open-mode=append",
+        f"--output={run_dir}/slurm-%j.out",
+        "--partition=gpu",
+    ]
     assert job.startswith("#!/usr/bin/env bash\n")
     assert "trap on_sigterm TERM" in job and 'kill -TERM "$child"' in job
     assert 'scontrol requeue "$SLURM_JOB_ID"' in job
@@ -158,13 +218,40 @@ def test_slurm_dry_run_job_script(tmp_path, fakes):
 @pytest.mark.integration
 def test_pbs_dry_run_job_script(tmp_path, fakes):
     env, _ = fakes
-    job = submit("pbs", [*paths(tmp_path), "--gpus", "2", "--cpus", "16", "--mem", "512M", "--time", "04:00:00",
-                         "--signal_lead", "300", "--queue", "gpuq", "--account", "proj1", "--run", "r1",
-                         "--dry-run"], env).stdout  # fmt: skip
+    job = submit(
+        "pbs",
+        [
+            *paths(tmp_path),
+            "--gpus",
+            "2",
+            "--cpus",
+            "16",
+            "--mem",
+            "512M",
+            "--time",
+            "04:00:00",
+            "--signal_lead",
+            "300",
+            "--queue",
+            "gpuq",
+            "--account",
+            "proj1",
+            "--run",
+            "r1",
+            "--dry-run",
+        ],
+        env,
+    ).stdout
     assert directives(job, "#PBS") == [
-        "-N r1", "-l select=1:ncpus=16:ngpus=2:mem=512mb", "-l walltime=04:00:00", "-j oe",
-        f"-o {tmp_path}/logs/r1/pbs.out", "-r n", "-q gpuq", "-A proj1",
-    ]  # fmt: skip
+        "-N r1",
+        "-l select=1:ncpus=16:ngpus=2:mem=512mb",
+        "-l walltime=04:00:00",
+        "-j oe",
+        f"-o {tmp_path}/logs/r1/pbs.out",
+        "-r n",
+        "-q gpuq",
+        "-A proj1",
+    ]
     assert "stop_after=14100" in job  # 4 h minus the 300 s lead
     assert "requeue=0" in job and "num_gpus=2" in job
     proc = subprocess.run(["bash", "-n"], input=job, capture_output=True, text=True)
@@ -174,17 +261,49 @@ def test_pbs_dry_run_job_script(tmp_path, fakes):
 @pytest.mark.integration
 def test_slurm_job_runs_torchrun_forwards_sigterm_once_and_requeues(tmp_path, fakes):
     env, log = fakes
-    job = submit("slurm", [*paths(tmp_path), "--gpus", "2", "--run", "r", "--requeue", "--total_iterations", "100",
-                           "--dry-run", "--", "--num_envs", "64", "env.solver_cfg.contact_model=hard"], env).stdout  # fmt: skip
+    job = submit(
+        "slurm",
+        [
+            *paths(tmp_path),
+            "--gpus",
+            "2",
+            "--run",
+            "r",
+            "--requeue",
+            "--total_iterations",
+            "100",
+            "--dry-run",
+            "--",
+            "--num_envs",
+            "64",
+            "env.solver_cfg.contact_model=hard",
+        ],
+        env,
+    ).stdout
     run_dir = tmp_path / "logs" / "r"
-    rc, out = run_job(job, tmp_path, env, {"SLURM_JOB_ID": "4242", "CUDA_VISIBLE_DEVICES": "0,1"},
-                      term_after_start=True)  # fmt: skip
+    rc, out = run_job(
+        job, tmp_path, env, {"SLURM_JOB_ID": "4242", "CUDA_VISIBLE_DEVICES": "0,1"}, term_after_start=True
+    )
     assert rc == 0, out
     assert train_calls(log)[0] == [
-        "torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node", "2", "scripts/train.py", "--distributed",
-        "--device", "cuda", "--num_envs", "64", "env.solver_cfg.contact_model=hard", "--log_dir", str(run_dir),
-        "--max_iterations", "100",
-    ]  # fmt: skip
+        "torchrun",
+        "--standalone",
+        "--nnodes",
+        "1",
+        "--nproc_per_node",
+        "2",
+        "scripts/train.py",
+        "--distributed",
+        "--device",
+        "cuda",
+        "--num_envs",
+        "64",
+        "env.solver_cfg.contact_model=hard",
+        "--log_dir",
+        str(run_dir),
+        "--max_iterations",
+        "100",
+    ]
     assert (log / "sigterms").read_text().split() == ["1"], "the training must get exactly one SIGTERM"
     assert (run_dir / "model_7.pt").exists()
     assert calls(log, "scontrol") == ["requeue 4242"]
@@ -207,8 +326,9 @@ def test_slurm_job_runs_torchrun_forwards_sigterm_once_and_requeues(tmp_path, fa
 @pytest.mark.integration
 def test_job_that_finishes_is_not_requeued(tmp_path, fakes):
     env, log = fakes
-    job = submit("slurm", [*paths(tmp_path), "--run", "r", "--requeue", "--total_iterations", "10", "--dry-run"],
-                 env).stdout  # fmt: skip
+    job = submit(
+        "slurm", [*paths(tmp_path), "--run", "r", "--requeue", "--total_iterations", "10", "--dry-run"], env
+    ).stdout
     rc, out = run_job(job, tmp_path, {**env, "FAKE_TRAIN_MODE": "finish"}, {"SLURM_JOB_ID": "7"})
     assert rc == 0, out
     assert train_calls(log)[0][:4] == ["python", "scripts/train.py", "--device", "cuda"]
@@ -227,8 +347,25 @@ def test_pbs_job_stops_training_before_walltime_and_resubmits(tmp_path, fakes):
     ckpt = tmp_path / "old" / "model_50.pt"
     ckpt.parent.mkdir()
     ckpt.touch()
-    job = submit("pbs", [*paths(tmp_path), "--run", "p", "--time", "00:00:03", "--signal_lead", "1", "--requeue",
-                         "--total_iterations", "80", "--resume", str(ckpt), "--dry-run"], env).stdout  # fmt: skip
+    job = submit(
+        "pbs",
+        [
+            *paths(tmp_path),
+            "--run",
+            "p",
+            "--time",
+            "00:00:03",
+            "--signal_lead",
+            "1",
+            "--requeue",
+            "--total_iterations",
+            "80",
+            "--resume",
+            str(ckpt),
+            "--dry-run",
+        ],
+        env,
+    ).stdout
     t0 = time.time()
     rc, out = run_job(job, tmp_path, env)
     assert rc == 0, out

@@ -18,8 +18,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
-INSTRUCTIONS = {"FROM", "ARG", "ENV", "RUN", "COPY", "ADD", "WORKDIR", "USER", "SHELL", "ENTRYPOINT", "CMD",
-                "LABEL", "EXPOSE", "VOLUME", "HEALTHCHECK", "STOPSIGNAL", "ONBUILD"}  # fmt: skip
+INSTRUCTIONS = {
+    "FROM",
+    "ARG",
+    "ENV",
+    "RUN",
+    "COPY",
+    "ADD",
+    "WORKDIR",
+    "USER",
+    "SHELL",
+    "ENTRYPOINT",
+    "CMD",
+    "LABEL",
+    "EXPOSE",
+    "VOLUME",
+    "HEALTHCHECK",
+    "STOPSIGNAL",
+    "ONBUILD",
+}
 MAX_CONTEXT_BYTES = 5 * 2**20
 
 
@@ -80,7 +97,7 @@ def build_context(root: Path, rules) -> dict[str, int]:
     files = {}
     for folder, dirs, names in os.walk(root):
         rel_dir = os.path.relpath(folder, root)
-        rel = (lambda n: n) if rel_dir == "." else (lambda n: f"{rel_dir}/{n}")
+        rel = (lambda n: n) if rel_dir == "." else (lambda n, d=rel_dir: f"{d}/{n}")
         dirs[:] = [d for d in dirs if not excluded(rel(d), rules)]
         for n in names:
             if not excluded(rel(n), rules) and os.path.isfile(os.path.join(folder, n)):
@@ -96,15 +113,32 @@ def test_matcher_follows_docker_rules():
 
 
 def test_dockerignore_keeps_heavy_and_generated_files_out(tmp_path):
-    heavy = [".venv/lib/python3.12/site-packages/torch/lib/libtorch.so", ".cache/warp/wp_mod/a.o",
-             ".cache/assets/anymal_c/anymal_c.usda", "logs/shac/anymal/2024/model_100.pt", "outputs/run/x.json",
-             "results/table1/summary.json", ".git/objects/ab/cdef", "source/isaaclab_diffsim/build/lib/x.py",
-             "source/isaaclab_diffsim/isaaclab_diffsim/__pycache__/m.cpython-312.pyc",
-             "source/isaaclab_diffsim/isaaclab_diffsim.egg-info/PKG-INFO", "exported/policy.onnx",
-             "tests/.pytest_cache/v/x", "docker/cluster/submit_job_slurm.sh", "worktrees/wt1/README.md"]  # fmt: skip
-    needed = ["source/isaaclab_diffsim/pyproject.toml", "source/isaaclab_diffsim/docs/README.md",
-              "source/isaaclab_diffsim/isaaclab_diffsim/solver/moreau.py", "scripts/train.py", "configs/run.yaml",
-              "tests/test_shac.py", "docker/Dockerfile", "README.md"]  # fmt: skip
+    heavy = [
+        ".venv/lib/python3.12/site-packages/torch/lib/libtorch.so",
+        ".cache/warp/wp_mod/a.o",
+        ".cache/assets/anymal_c/anymal_c.usda",
+        "logs/shac/anymal/2024/model_100.pt",
+        "outputs/run/x.json",
+        "results/table1/summary.json",
+        ".git/objects/ab/cdef",
+        "source/isaaclab_diffsim/build/lib/x.py",
+        "source/isaaclab_diffsim/isaaclab_diffsim/__pycache__/m.cpython-312.pyc",
+        "source/isaaclab_diffsim/isaaclab_diffsim.egg-info/PKG-INFO",
+        "exported/policy.onnx",
+        "tests/.pytest_cache/v/x",
+        "docker/cluster/submit_job_slurm.sh",
+        "worktrees/wt1/README.md",
+    ]
+    needed = [
+        "source/isaaclab_diffsim/pyproject.toml",
+        "source/isaaclab_diffsim/docs/README.md",
+        "source/isaaclab_diffsim/isaaclab_diffsim/solver/moreau.py",
+        "scripts/train.py",
+        "configs/run.yaml",
+        "tests/test_shac.py",
+        "docker/Dockerfile",
+        "README.md",
+    ]
     for rel in heavy + needed:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x")
@@ -144,8 +178,15 @@ def check_instructions(commands) -> None:
     assert commands[0].cmd.upper() in ("FROM", "ARG")
 
 
-@pytest.mark.parametrize("text", ["FROM ubuntu:24.04\nFOO bar\n", "FROM ubuntu:24.04\nRUN\n",
-                                  "FROM ubuntu:24.04\nENTRYPOINT python train.py\n", "FROM a\nCOPY x\n"])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FROM ubuntu:24.04\nFOO bar\n",
+        "FROM ubuntu:24.04\nRUN\n",
+        "FROM ubuntu:24.04\nENTRYPOINT python train.py\n",
+        "FROM a\nCOPY x\n",
+    ],
+)
 def test_instruction_check_rejects_broken_dockerfiles(text):
     with pytest.raises(AssertionError):
         check_instructions(list(dockerfile.parse_string(text)))
@@ -185,8 +226,9 @@ def run_step(command: str, tmp_path) -> subprocess.CompletedProcess:
     (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     (bin_dir / "python").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    return subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=1200)  # fmt: skip
+    return subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200
+    )
 
 
 @pytest.mark.integration

@@ -14,12 +14,18 @@ import numpy as np
 import pytest
 import torch
 import yaml
-
 from helpers.shac import assert_bitwise_equal
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = ["--num_envs", "2", "agent.horizon=4", "agent.policy.actor_hidden_dims=[16]",
-        "agent.policy.critic_hidden_dims=[16]", "agent.algorithm.critic_iterations=1", "env.episode_length_s=0.2"]  # fmt: skip
+TINY = [
+    "--num_envs",
+    "2",
+    "agent.horizon=4",
+    "agent.policy.actor_hidden_dims=[16]",
+    "agent.policy.critic_hidden_dims=[16]",
+    "agent.algorithm.critic_iterations=1",
+    "env.episode_length_s=0.2",
+]
 
 
 def train_cmd(log_root, *extra):
@@ -33,8 +39,13 @@ def run_dir(log_root) -> Path:
 
 @pytest.mark.integration
 def test_train_checkpoint_export_evaluate(tmp_path):
-    proc = subprocess.run(train_cmd(tmp_path, "--max_iterations", "2", "--eval_episodes", "2"), capture_output=True,
-                          text=True, timeout=900, env=os.environ.copy())  # fmt: skip
+    proc = subprocess.run(
+        train_cmd(tmp_path, "--max_iterations", "2", "--eval_episodes", "2"),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=os.environ.copy(),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     d = run_dir(tmp_path)
     assert (d / "model_2.pt").is_file()
@@ -50,8 +61,13 @@ def test_train_checkpoint_export_evaluate(tmp_path):
     eval_line = [ln for ln in proc.stdout.splitlines() if ln.startswith("[eval]")]
     assert eval_line and "episodes 2:" in eval_line[0] and "nan" not in eval_line[0], proc.stdout[-2000:]
     # a bad override is refused before anything runs, naming the field and the value
-    bad = subprocess.run(train_cmd(tmp_path / "bad", "agent.algorithm.gamma=0"), capture_output=True, text=True,
-                         timeout=600, env=os.environ.copy())  # fmt: skip
+    bad = subprocess.run(
+        train_cmd(tmp_path / "bad", "agent.algorithm.gamma=0"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ.copy(),
+    )
     assert bad.returncode != 0 and "algorithm.gamma must be in (0, 1], got 0" in bad.stderr
 
 
@@ -67,8 +83,9 @@ def test_sigterm_then_resume_equals_uninterrupted_run(tmp_path):
     ref = subprocess.run(train_cmd(tmp_path / "ref", *args), capture_output=True, text=True, timeout=900)
     assert ref.returncode == 0, ref.stderr[-3000:]
 
-    proc = subprocess.Popen(train_cmd(tmp_path / "run", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        train_cmd(tmp_path / "run", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     out = []
     for line in proc.stdout:  # stop it while it trains iteration 2
         out.append(line)
@@ -84,18 +101,30 @@ def test_sigterm_then_resume_equals_uninterrupted_run(tmp_path):
     assert interrupted in (["model_1_interrupted.pt"], ["model_2_interrupted.pt"]), files
     assert "exported" not in files and "[eval]" not in out
 
-    resumed = subprocess.run(train_cmd(tmp_path / "resumed", *args, "--resume",
-                                       str(run_dir(tmp_path / "run") / interrupted[0])),
-                             capture_output=True, text=True, timeout=900)  # fmt: skip
+    resumed = subprocess.run(
+        train_cmd(tmp_path / "resumed", *args, "--resume", str(run_dir(tmp_path / "run") / interrupted[0])),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "[SHAC] it 4/4" in resumed.stdout and "[SHAC] it 5/" not in resumed.stdout
-    assert_bitwise_equal(_checkpoint_state(run_dir(tmp_path / "ref") / "model_4.pt"),
-                 _checkpoint_state(run_dir(tmp_path / "resumed") / "model_4.pt"))
+    assert_bitwise_equal(
+        _checkpoint_state(run_dir(tmp_path / "ref") / "model_4.pt"),
+        _checkpoint_state(run_dir(tmp_path / "resumed") / "model_4.pt"),
+    )
 
 
 def _play(*args, overrides=()):
-    cmd = [sys.executable, str(ROOT / "scripts" / "play.py"), "--episodes", "4", *args, "env.episode_length_s=1.0",
-           *overrides]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts" / "play.py"),
+        "--episodes",
+        "4",
+        *args,
+        "env.episode_length_s=1.0",
+        *overrides,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=os.environ.copy())
 
 
@@ -104,16 +133,35 @@ def _play(*args, overrides=()):
 def test_export_and_onnx_play_reproduce_torch_play(tmp_path):
     """scripts/export.py on a tiny run's checkpoint, then play.py --onnx (onnxruntime only) against play.py
     --checkpoint: the same episodes, the same metrics; a bundle with another joint order is refused."""
-    proc = subprocess.run(train_cmd(tmp_path, "--max_iterations", "2", "--eval_episodes", "0"), capture_output=True,
-                          text=True, timeout=900, env=os.environ.copy())  # fmt: skip
+    proc = subprocess.run(
+        train_cmd(tmp_path, "--max_iterations", "2", "--eval_episodes", "0"),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=os.environ.copy(),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     d = run_dir(tmp_path)
-    exp = subprocess.run([sys.executable, str(ROOT / "scripts" / "export.py"), "--checkpoint", str(d / "model_2.pt"),
-                          "--out", str(tmp_path / "bundle")], capture_output=True, text=True, timeout=600)  # fmt: skip
+    exp = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "export.py"),
+            "--checkpoint",
+            str(d / "model_2.pt"),
+            "--out",
+            str(tmp_path / "bundle"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert exp.returncode == 0, exp.stderr[-3000:]
     assert (tmp_path / "bundle" / "io.yaml").read_text() == (d / "exported" / "io.yaml").read_text()
-    torch_play = _play("--checkpoint", str(d / "model_2.pt"), overrides=("agent.policy.actor_hidden_dims=[16]",
-                       "agent.policy.critic_hidden_dims=[16]"))  # fmt: skip
+    torch_play = _play(
+        "--checkpoint",
+        str(d / "model_2.pt"),
+        overrides=("agent.policy.actor_hidden_dims=[16]", "agent.policy.critic_hidden_dims=[16]"),
+    )
     onnx_play = _play("--onnx", str(tmp_path / "bundle"))
     assert torch_play.returncode == 0, torch_play.stderr[-2000:]
     assert onnx_play.returncode == 0, onnx_play.stderr[-2000:]
@@ -122,8 +170,11 @@ def test_export_and_onnx_play_reproduce_torch_play(tmp_path):
         """(return mean, return std, tracking error, fall rate %, length) of the summary line."""
         (line,) = [ln for ln in out.splitlines() if ln.startswith("[play]") and "episodes 4:" in ln]
         number = r"(\S+)"
-        m = re.search(rf"return {number} \+- {number}, lin-vel tracking error {number} m/s, fall rate {number} %, "
-                      rf"length {number} steps", line)  # fmt: skip
+        m = re.search(
+            rf"return {number} \+- {number}, lin-vel tracking error {number} m/s, fall rate {number} %, "
+            rf"length {number} steps",
+            line,
+        )
         return [float(x) for x in m.groups()]
 
     ref, got = metrics(torch_play.stdout), metrics(onnx_play.stdout)
@@ -134,9 +185,21 @@ def test_export_and_onnx_play_reproduce_torch_play(tmp_path):
     assert bad.returncode != 0 and "joint order differs" in bad.stderr, bad.stderr[-2000:]
 
 
-PPO_TINY = ["--algo", "ppo", "--num_envs", "2", "--max_iterations", "1", "--eval_episodes", "0",
-            "agent.num_steps_per_env=4", "agent.actor.hidden_dims=[16]", "agent.critic.hidden_dims=[16]",
-            "agent.algorithm.num_mini_batches=1", "env.episode_length_s=0.2"]  # fmt: skip
+PPO_TINY = [
+    "--algo",
+    "ppo",
+    "--num_envs",
+    "2",
+    "--max_iterations",
+    "1",
+    "--eval_episodes",
+    "0",
+    "agent.num_steps_per_env=4",
+    "agent.actor.hidden_dims=[16]",
+    "agent.critic.hidden_dims=[16]",
+    "agent.algorithm.num_mini_batches=1",
+    "env.episode_length_s=0.2",
+]
 
 
 @pytest.mark.integration
@@ -145,15 +208,31 @@ def test_export_ppo_checkpoint_matches_training_bundle(tmp_path):
     (same io.yaml, same ONNX controller outputs); a file that neither runner wrote is refused."""
     import onnxruntime as ort
 
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), "--log_root", str(tmp_path), *PPO_TINY],
-                          capture_output=True, text=True, timeout=900, env=os.environ.copy())  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--log_root", str(tmp_path), *PPO_TINY],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=os.environ.copy(),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (d,) = [Path(p) for p in glob.glob(str(tmp_path / "ppo" / "*" / "*"))]
     (ckpt,) = [p for p in d.glob("model_*.pt")]
     state = torch.load(ckpt, weights_only=True)  # plain data only
     assert state["env_cfg"]["num_envs"] == 2 and state["cfg"]["num_steps_per_env"] == 4
-    exp = subprocess.run([sys.executable, str(ROOT / "scripts" / "export.py"), "--checkpoint", str(ckpt),
-                          "--out", str(tmp_path / "bundle")], capture_output=True, text=True, timeout=600)  # fmt: skip
+    exp = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "export.py"),
+            "--checkpoint",
+            str(ckpt),
+            "--out",
+            str(tmp_path / "bundle"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert exp.returncode == 0, exp.stderr[-3000:]
     assert "ppo checkpoint" in exp.stdout
     io = yaml.safe_load((tmp_path / "bundle" / "io.yaml").read_text())
@@ -168,6 +247,10 @@ def test_export_ppo_checkpoint_matches_training_bundle(tmp_path):
         assert np.array_equal(x, y)
     foreign = tmp_path / "foreign.pt"
     torch.save({"weights": torch.zeros(3)}, foreign)
-    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "export.py"), "--checkpoint", str(foreign)],
-                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "export.py"), "--checkpoint", str(foreign)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert bad.returncode != 0 and "neither a SHAC nor an rsl_rl PPO checkpoint" in bad.stderr, bad.stderr[-2000:]

@@ -1,11 +1,11 @@
 """Every Newton model field SolverMoreauGS does not honour refuses the model, naming the field, at construction and
 on notify_model_changed; a model at Newton's defaults (and the ANYmal C model) is accepted."""
 
+import newton
 import numpy as np
 import pytest
 import warp as wp
 
-import newton
 from isaaclab_diffsim.solver import SolverMoreauGS
 from isaaclab_diffsim.solver.model_checks import UNHONOURED
 

@@ -78,10 +78,12 @@ def test_statics_with_shifted_base_com(contact_model):
         n = int(contacts.rigid_contact_count.numpy()[0])
         force = contacts.rigid_contact_force.numpy()[:n]
         body_q, shape_body = s0.body_q.numpy(), model.shape_body.numpy()
-        points = np.array([
-            wp.transform_point(wp.transform(*body_q[shape_body[s]]), wp.vec3(*p))
-            for s, p in zip(contacts.rigid_contact_shape0.numpy()[:n], contacts.rigid_contact_point0.numpy()[:n])
-        ])  # fmt: skip
+        points = np.array(
+            [
+                wp.transform_point(wp.transform(*body_q[shape_body[s]]), wp.vec3(*p))
+                for s, p in zip(contacts.rigid_contact_shape0.numpy()[:n], contacts.rigid_contact_point0.numpy()[:n])
+            ]
+        )
         mass = model.body_mass.numpy()
         com_w = np.array([wp.transform_point(wp.transform(*body_q[b]), wp.vec3(*com[b])) for b in range(len(mass))])
         c = (mass[:, None] * com_w).sum(0) / mass.sum()

@@ -1,11 +1,11 @@
 """Tape gradients of SolverMoreauGS against central finite differences (float32, stated tolerances)."""
 
+import newton
 import numpy as np
 import pytest
 import warp as wp
+from helpers.finite_difference import Rollout, assert_close, central_difference
 
-import newton
-from helpers.finite_difference import Rollout, assert_close, central_difference, weighted_sum
 from isaaclab_diffsim.solver import SolverMoreauGS, scenes
 
 

@@ -3,13 +3,13 @@ finite-difference gradient checks."""
 
 import math
 
+import newton
 import numpy as np
 import pytest
 import warp as wp
-
-import newton
-from isaaclab_diffsim.solver import SolverMoreauGS
 from helpers.finite_difference import Rollout, assert_close, central_difference
+
+from isaaclab_diffsim.solver import SolverMoreauGS
 
 G = 9.81
 
@@ -110,8 +110,12 @@ def test_damping_and_friction_gradients(device):
     q0, qd0 = np.array([0.3]), np.array([2.0])
     r = Rollout(model, solver, 20, 0.01, [1.0], [0.5])
     states, tape = r.gradients(q0, qd0)
-    assert_close(states[0].joint_q.grad.numpy()[0], central_difference(lambda x: r.loss(x, qd0), q0, 0, 1e-3), 1e-2, 1e-4)
-    assert_close(states[0].joint_qd.grad.numpy()[0], central_difference(lambda x: r.loss(q0, x), qd0, 0, 1e-3), 1e-2, 1e-4)
+    assert_close(
+        states[0].joint_q.grad.numpy()[0], central_difference(lambda x: r.loss(x, qd0), q0, 0, 1e-3), 1e-2, 1e-4
+    )
+    assert_close(
+        states[0].joint_qd.grad.numpy()[0], central_difference(lambda x: r.loss(q0, x), qd0, 0, 1e-3), 1e-2, 1e-4
+    )
     for name in ("joint_damping", "joint_friction"):
         arr = getattr(model, name)
         tape_grad = arr.grad.numpy()[0]
@@ -239,7 +243,9 @@ def test_d6_prismatic_revolute_gradients(device):
     builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G), up_axis=newton.Axis.Z)
     link = builder.add_link(mass=1.0, com=wp.vec3(0.0, 0.0, -0.4), inertia=wp.mat33(np.eye(3) * 0.01))
     cfg = newton.ModelBuilder.JointDofConfig.create_unlimited
-    joint = builder.add_joint_d6(-1, link, linear_axes=[cfg(axis=newton.Axis.X)], angular_axes=[cfg(axis=newton.Axis.Y)])
+    joint = builder.add_joint_d6(
+        -1, link, linear_axes=[cfg(axis=newton.Axis.X)], angular_axes=[cfg(axis=newton.Axis.Y)]
+    )
     builder.add_articulation([joint])
     model = builder.finalize(device=device, requires_grad=True)
     solver = SolverMoreauGS(model)
@@ -251,7 +257,10 @@ def test_d6_prismatic_revolute_gradients(device):
             states[0].joint_q.grad.numpy()[idx], central_difference(lambda x: r.loss(x, qd0), q0, idx, 1e-3), 2e-2, 2e-4
         )
         assert_close(
-            states[0].joint_qd.grad.numpy()[idx], central_difference(lambda x: r.loss(q0, x), qd0, idx, 1e-3), 2e-2, 2e-4
+            states[0].joint_qd.grad.numpy()[idx],
+            central_difference(lambda x: r.loss(q0, x), qd0, idx, 1e-3),
+            2e-2,
+            2e-4,
         )
     # a cart-pole with no cart force conserves horizontal momentum: the COM's x velocity stays constant
     s0, s1 = model.state(), model.state()

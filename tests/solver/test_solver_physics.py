@@ -2,11 +2,11 @@
 
 import math
 
+import newton
 import numpy as np
 import pytest
 import warp as wp
 
-import newton
 from isaaclab_diffsim.solver import SolverMoreauGS, scenes
 
 G = 9.81

@@ -3,11 +3,11 @@ surface margins (analytic rest heights and plane distances)."""
 
 import math
 
+import newton
 import numpy as np
 import pytest
 import warp as wp
 
-import newton
 from isaaclab_diffsim.solver import SolverMoreauGS
 
 G = 9.81
@@ -70,8 +70,9 @@ def test_ellipsoid_plane_distance_is_exact(angle):
     """Semi-axes (0.3, 0.2, 0.1) tilted by ``angle`` about x, centre at height 0.5: the lowest point is at
     0.5 - sqrt(ry^2 sin^2 + rz^2 cos^2)."""
     rot = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), angle)
-    model = _body_on_ground(lambda b, body, cfg: b.add_shape_ellipsoid(body, rx=0.3, ry=0.2, rz=0.1, cfg=cfg),
-                            (0.0, 0.0, 0.5), rot)  # fmt: skip
+    model = _body_on_ground(
+        lambda b, body, cfg: b.add_shape_ellipsoid(body, rx=0.3, ry=0.2, rz=0.1, cfg=cfg), (0.0, 0.0, 0.5), rot
+    )
     d = _distances(model)
     assert d.shape == (1,)
     expected = 0.5 - math.sqrt((0.2 * math.sin(angle)) ** 2 + (0.1 * math.cos(angle)) ** 2)
@@ -125,9 +126,48 @@ def test_ellipsoid_rocks_on_its_lowest_point():
 
 
 def _cube_mesh(size=0.3, offset=(1.0, 0.0, 0.0)):
-    corners = np.array([(x, y, z) for x in (-size, size) for y in (-size, size) for z in (-size, size)], dtype=np.float32)
+    corners = np.array(
+        [(x, y, z) for x in (-size, size) for y in (-size, size) for z in (-size, size)], dtype=np.float32
+    )
     vertices = np.concatenate([corners, corners[::-1], corners]) + np.array(offset, dtype=np.float32)  # duplicates
-    indices = [0, 1, 3, 0, 3, 2, 4, 6, 7, 4, 7, 5, 0, 4, 5, 0, 5, 1, 2, 3, 7, 2, 7, 6, 0, 2, 6, 0, 6, 4, 1, 5, 7, 1, 7, 3]
+    indices = [
+        0,
+        1,
+        3,
+        0,
+        3,
+        2,
+        4,
+        6,
+        7,
+        4,
+        7,
+        5,
+        0,
+        4,
+        5,
+        0,
+        5,
+        1,
+        2,
+        3,
+        7,
+        2,
+        7,
+        6,
+        0,
+        2,
+        6,
+        0,
+        6,
+        4,
+        1,
+        5,
+        7,
+        1,
+        7,
+        3,
+    ]
     return newton.Mesh(vertices=vertices, indices=indices)
 
 
@@ -178,6 +218,8 @@ def test_collision_group_filter_pair_and_margin():
 
 
 def test_unsupported_shape_is_refused():
-    model = _body_on_ground(lambda b, body, cfg: b.add_shape_cone(body, radius=0.1, half_height=0.2, cfg=cfg), (0, 0, 1))
+    model = _body_on_ground(
+        lambda b, body, cfg: b.add_shape_cone(body, radius=0.1, half_height=0.2, cfg=cfg), (0, 0, 1)
+    )
     with pytest.raises(ValueError, match="CONE"):
         SolverMoreauGS(model)

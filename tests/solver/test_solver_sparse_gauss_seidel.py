@@ -8,11 +8,11 @@
 - the unrolled adjoint ignores both (its sweeps are what reverse mode replays).
 """
 
+import newton
 import numpy as np
 import pytest
 import warp as wp
 
-import newton
 from isaaclab_diffsim.assets.anymal_c import build_anymal_c_model
 from isaaclab_diffsim.solver import DEFAULT_TOLERANCE, SolverMoreauGS
 
@@ -86,7 +86,7 @@ def check_against_dense(model, qd, tree_entries):
         G_dense = J @ np.linalg.solve(H, J.T)
         np.testing.assert_allclose(G, G_dense, rtol=0, atol=2e-6 * np.abs(G_dense).max())
         assert np.array_equal(G, G.T)
-        v = qd[: n].astype(np.float64) if art == 0 else None
+        v = qd[:n].astype(np.float64) if art == 0 else None
         if v is not None:
             np.testing.assert_allclose(c_free, J @ (v + DT * acc), rtol=0, atol=1e-5 * max(np.abs(c_free).max(), 1.0))
         # the dense H has exactly the tree's pattern

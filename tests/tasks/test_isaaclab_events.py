@@ -118,8 +118,10 @@ def test_mass_and_friction_events_reach_the_solver():
         v = ((x[1:] - x[:-1]) / dt * direction).sum(-1)  # (steps - 1, N) speed along the throw
         assert torch.all(v[-1] > 1.5)  # still sliding at the end
         decel = (v[0] - v[-1]) / ((steps - 2) * dt)
-        print(f"sliding: deceleration {decel.tolist()} m/s^2, mu g {mu * G:.3f}, sliding share "
-              f"{float(edge.sum() / touching.sum()):.2f}")
+        print(
+            f"sliding: deceleration {decel.tolist()} m/s^2, mu g {mu * G:.3f}, sliding share "
+            f"{float(edge.sum() / touching.sum()):.2f}"
+        )
         torch.testing.assert_close(decel, torch.full((N,), mu * G), rtol=0.1, atol=0)
         weight_share = fn[1:].sum(-1).mean(0) / (total * G)  # mean normal force over the weight
         torch.testing.assert_close(weight_share, torch.ones(N), rtol=0.1, atol=0)
@@ -151,10 +153,13 @@ def test_com_event_reaches_the_solver():
         env.close()
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("base_com_range", {"w": (0.0, 0.0)}, "takes the keys x, y, z"),
-    ("base_com_range", {"x": (0.1, -0.1)}, r"base_com_range.x must be \(low, high\)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("base_com_range", {"w": (0.0, 0.0)}, "takes the keys x, y, z"),
+        ("base_com_range", {"x": (0.1, -0.1)}, r"base_com_range.x must be \(low, high\)"),
+    ],
+)
 def test_bad_event_ranges_are_refused(field, value, message):
     cfg = DiffVelocityEnvCfg(num_envs=1)
     setattr(cfg.events, field, value)

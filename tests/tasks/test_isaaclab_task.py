@@ -8,12 +8,11 @@ import json
 import math
 
 import gymnasium as gym
+import newton
 import numpy as np
 import pytest
 import torch
 import warp as wp
-
-import newton
 
 pytest.importorskip("isaaclab_tasks")
 
@@ -157,8 +156,9 @@ def test_standing_feet_carry_the_weight_and_mass_event_reaches_solver(physics):
         torch.testing.assert_close(weight, torch.full_like(weight, 52.135 * GRAVITY), rtol=1e-4, atol=0.0)
     finally:
         env.close()
-    heavy = _make_env(physics, add_base_mass={"mass_distribution_params": (5.0, 5.0), "operation": "add",
-                                              "distribution": "uniform"})  # fmt: skip
+    heavy = _make_env(
+        physics, add_base_mass={"mass_distribution_params": (5.0, 5.0), "operation": "add", "distribution": "uniform"}
+    )
     try:
         _rollout(heavy, 100)
         fz_heavy, weight_heavy = _feet_normal_force_and_weight(heavy)
@@ -194,8 +194,12 @@ def test_friction_event_changes_sliding():
     slide = {"velocity_range": {"x": (1.5, 1.5)}}
     speed = {}
     for mu in (0.8, 0.05):
-        env = _make_env("diffsim_smoothed", num_envs=2, reset_base=slide,
-                        physics_material={"static_friction_range": (mu, mu), "dynamic_friction_range": (mu, mu)})  # fmt: skip
+        env = _make_env(
+            "diffsim_smoothed",
+            num_envs=2,
+            reset_base=slide,
+            physics_material={"static_friction_range": (mu, mu), "dynamic_friction_range": (mu, mu)},
+        )
         try:
             env.reset()
             model = NewtonManager.backend.model
@@ -229,10 +233,13 @@ def test_com_and_push_events_reach_solver():
             base = env.scene["robot"].body_names.index("base")
             com_before = model.body_com.numpy().reshape(env.num_envs, -1, 3)[:, base].copy()
             term_cfg = EventTermCfg(
-                func=randomize_rigid_body_com, mode="startup",
-                params={"asset_cfg": SceneEntityCfg("robot", body_names="base"),
-                        "com_range": {"x": (dx, dx), "y": (0.0, 0.0), "z": (0.0, 0.0)}},
-            )  # fmt: skip
+                func=randomize_rigid_body_com,
+                mode="startup",
+                params={
+                    "asset_cfg": SceneEntityCfg("robot", body_names="base"),
+                    "com_range": {"x": (dx, dx), "y": (0.0, 0.0), "z": (0.0, 0.0)},
+                },
+            )
             term_cfg.params["asset_cfg"].resolve(env.scene)
             randomize_rigid_body_com(term_cfg, env)(env, None, **term_cfg.params)
             com_after = model.body_com.numpy().reshape(env.num_envs, -1, 3)[:, base]
@@ -266,11 +273,15 @@ def test_joint_parameter_event_reaches_solver():
         try:
             _rollout(env, 1)
             term_cfg = EventTermCfg(
-                func=randomize_joint_parameters, mode="startup",
-                params={"asset_cfg": SceneEntityCfg("robot", joint_names=".*"),
-                        "friction_distribution_params": (friction, friction), "operation": "abs",
-                        "distribution": "uniform"},
-            )  # fmt: skip
+                func=randomize_joint_parameters,
+                mode="startup",
+                params={
+                    "asset_cfg": SceneEntityCfg("robot", joint_names=".*"),
+                    "friction_distribution_params": (friction, friction),
+                    "operation": "abs",
+                    "distribution": "uniform",
+                },
+            )
             term_cfg.params["asset_cfg"].resolve(env.scene)
             randomize_joint_parameters(term_cfg, env)(env, None, **term_cfg.params)
             model = NewtonManager.backend.model

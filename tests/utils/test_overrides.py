@@ -9,10 +9,18 @@ TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
 
 
 def test_overrides_reach_both_configs_with_their_types():
-    env, agent = resolve_task_cfgs(TASK, "shac_cfg_entry_point",
-                                   ["env.kp=60", "agent.horizon=8", "env.commands.lin_vel_x=(0.0,1.0)",
-                                    "env.solver_cfg.contact_model=hard", "agent.algorithm.gamma=0.95",
-                                    "agent.policy.actor_hidden_dims=[16]"])  # fmt: skip
+    env, agent = resolve_task_cfgs(
+        TASK,
+        "shac_cfg_entry_point",
+        [
+            "env.kp=60",
+            "agent.horizon=8",
+            "env.commands.lin_vel_x=(0.0,1.0)",
+            "env.solver_cfg.contact_model=hard",
+            "agent.algorithm.gamma=0.95",
+            "agent.policy.actor_hidden_dims=[16]",
+        ],
+    )
     assert env.kp == 60.0 and isinstance(env.kp, float)
     assert agent.horizon == 8 and agent.algorithm.gamma == 0.95 and list(agent.policy.actor_hidden_dims) == [16]
     assert tuple(env.commands.lin_vel_x) == (0.0, 1.0) and env.solver_cfg.contact_model == "hard"
@@ -46,8 +54,9 @@ def test_isaaclab_selectors_pass_the_check():
 
 def test_optional_field_takes_none_from_its_annotation():
     # the registered agent sets max_actor_grad_norm to 100.0: the field's annotation (float | None) decides
-    _, agent = resolve_task_cfgs(TASK, "shac_cfg_entry_point",
-                                 ["agent.algorithm.max_actor_grad_norm=None", "agent.capture_grad_norm=null"])  # fmt: skip
+    _, agent = resolve_task_cfgs(
+        TASK, "shac_cfg_entry_point", ["agent.algorithm.max_actor_grad_norm=None", "agent.capture_grad_norm=null"]
+    )
     assert agent.algorithm.max_actor_grad_norm is None and agent.capture_grad_norm is None
     with pytest.raises(SystemExit, match="agent.algorithm.max_actor_grad_norm expects float or None like 100.0"):
         resolve_task_cfgs(TASK, "shac_cfg_entry_point", ["agent.algorithm.max_actor_grad_norm=abc"])
@@ -60,12 +69,15 @@ def test_overrides_of_configs_built_in_code():
     from isaaclab_diffsim.utils.cli import apply_overrides
 
     cfg = DiffVelocityEnvCfg()
-    apply_overrides(["env.kp=60", "env.solver_cfg.friction_velocity=0.01", "env.events.base_com_range.x=(0.0,0.1)"],
-                    env=cfg)  # fmt: skip
+    apply_overrides(
+        ["env.kp=60", "env.solver_cfg.friction_velocity=0.01", "env.events.base_com_range.x=(0.0,0.1)"], env=cfg
+    )
     assert cfg.kp == 60.0 and isinstance(cfg.kp, float) and cfg.solver_cfg.friction_velocity == 0.01
     assert cfg.events.base_com_range["x"] == (0.0, 0.1)
-    for override, message in [("env.solver_cfg.kapa=1", "did you mean env.solver_cfg.kappa"),
-                              ("env.events.base_com_range.x=(0.0,0.1,0.2)", "expects tuple like"),
-                              ("env.events.base_com_range.w=(0.0,0.1)", "has no field 'w'")]:  # fmt: skip
+    for override, message in [
+        ("env.solver_cfg.kapa=1", "did you mean env.solver_cfg.kappa"),
+        ("env.events.base_com_range.x=(0.0,0.1,0.2)", "expects tuple like"),
+        ("env.events.base_com_range.w=(0.0,0.1)", "has no field 'w'"),
+    ]:
         with pytest.raises(SystemExit, match=message):
             apply_overrides([override], env=DiffVelocityEnvCfg())

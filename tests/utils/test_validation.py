@@ -6,17 +6,27 @@ import math
 import pytest
 import torch
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 from isaaclab_diffsim.rl.shac import ShacRunnerCfg
+from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 @pytest.mark.parametrize(
     "field, value",
-    [("kp", 0.0), ("kp", -40.0), ("kd", -1.0), ("action_scale", 0.0), ("rewards.tracking_std", 0.0),
-     ("solver_cfg.kappa", math.inf), ("solver_cfg.kappa", -5.0), ("min_base_height", 0.7), ("min_base_height", -0.1),
-     ("events.base_mass_add_range", (5.0, -5.0)), ("commands.lin_vel_x", (1.0, -1.0)),
-     ("sim_dt", math.nan)],
-)  # fmt: skip
+    [
+        ("kp", 0.0),
+        ("kp", -40.0),
+        ("kd", -1.0),
+        ("action_scale", 0.0),
+        ("rewards.tracking_std", 0.0),
+        ("solver_cfg.kappa", math.inf),
+        ("solver_cfg.kappa", -5.0),
+        ("min_base_height", 0.7),
+        ("min_base_height", -0.1),
+        ("events.base_mass_add_range", (5.0, -5.0)),
+        ("commands.lin_vel_x", (1.0, -1.0)),
+        ("sim_dt", math.nan),
+    ],
+)
 def test_env_cfg_refuses_bad_values(field, value):
     cfg = DiffVelocityEnvCfg()
     *parents, leaf = field.split(".")
@@ -45,12 +55,24 @@ def test_negative_kappa_tensor_is_refused_by_the_bridge():
 
 @pytest.mark.parametrize(
     "field, value",
-    [("horizon", 0), ("save_interval", 0), ("algorithm.actor_learning_rate", 0.0),
-     ("algorithm.critic_learning_rate", -1e-3), ("algorithm.max_actor_grad_norm", 0.0), ("algorithm.gamma", 0.0),
-     ("algorithm.gamma", 1.5), ("algorithm.lam", 0.0), ("algorithm.max_grad_norm", math.inf),
-     ("algorithm.critic_iterations", 0), ("algorithm.target_critic_alpha", 1.5), ("algorithm.schedule", "cosine"),
-     ("policy.activation", "swish"), ("policy.actor_hidden_dims", []), ("logger", "wandb")],
-)  # fmt: skip
+    [
+        ("horizon", 0),
+        ("save_interval", 0),
+        ("algorithm.actor_learning_rate", 0.0),
+        ("algorithm.critic_learning_rate", -1e-3),
+        ("algorithm.max_actor_grad_norm", 0.0),
+        ("algorithm.gamma", 0.0),
+        ("algorithm.gamma", 1.5),
+        ("algorithm.lam", 0.0),
+        ("algorithm.max_grad_norm", math.inf),
+        ("algorithm.critic_iterations", 0),
+        ("algorithm.target_critic_alpha", 1.5),
+        ("algorithm.schedule", "cosine"),
+        ("policy.activation", "swish"),
+        ("policy.actor_hidden_dims", []),
+        ("logger", "wandb"),
+    ],
+)
 def test_shac_cfg_refuses_bad_values(field, value):
     cfg = ShacRunnerCfg()
     *parents, leaf = field.split(".")

@@ -29,8 +29,11 @@ class RecordingPanel:
                 self._time = ui.IntSlider(min=0, max=1, height=20)
                 self._time.model.add_value_changed_fn(self._on_scrub)
                 self._toggles = {}
-                for name, label in (("forces", "contact forces"), ("weights", "sigmoid weights"),
-                                    ("grad_heat", "gradient heat")):  # fmt: skip
+                for name, label in (
+                    ("forces", "contact forces"),
+                    ("weights", "sigmoid weights"),
+                    ("grad_heat", "gradient heat"),
+                ):
                     with ui.HStack(height=20):
                         box = ui.CheckBox(width=20)
                         box.model.add_value_changed_fn(lambda m, n=name: self._toggle(n, m.get_value_as_bool()))

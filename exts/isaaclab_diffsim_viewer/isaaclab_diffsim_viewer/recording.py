@@ -51,8 +51,10 @@ class Recording:
             raise ValueError(f"cannot open {stage_or_path!r}")
         data = self.stage.GetRootLayer().customLayerData
         if LAYER_KEY not in data:
-            raise ValueError(f"{self.stage.GetRootLayer().identifier} is not an isaaclab_diffsim recording "
-                             f"(no customLayerData[{LAYER_KEY!r}])")  # fmt: skip
+            raise ValueError(
+                f"{self.stage.GetRootLayer().identifier} is not an isaaclab_diffsim recording "
+                f"(no customLayerData[{LAYER_KEY!r}])"
+            )
         self.meta = dict(data[LAYER_KEY])
         self.legs = [str(x) for x in self.meta["legs"]]
         self.num_envs = int(self.meta["num_envs"])

@@ -21,12 +21,29 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
         algo = "ppo" if name.startswith("ppo") else "shac"
         directory = os.path.join(ctx.runs_dir, exp["name"], name)
         argv = [
-            python(), os.path.join(ctx.repo, "scripts", "experiments", "gait_rollouts.py"), "--task", exp["eval_task"],
-            "--algo", algo, "--checkpoint", ckpt, "--contact_models", "smoothed,hard", "--command", str(exp["command"]),
-            "--num_envs", str(exp["num_envs"]), "--reset_seed", str(exp["reset_seed"]),
-            "--duration", str(exp["duration_s"]), "--device", ctx.size["device"],
-            "--out", os.path.join(directory, "traces.npz"),
-        ]  # fmt: skip
+            python(),
+            os.path.join(ctx.repo, "scripts", "experiments", "gait_rollouts.py"),
+            "--task",
+            exp["eval_task"],
+            "--algo",
+            algo,
+            "--checkpoint",
+            ckpt,
+            "--contact_models",
+            "smoothed,hard",
+            "--command",
+            str(exp["command"]),
+            "--num_envs",
+            str(exp["num_envs"]),
+            "--reset_seed",
+            str(exp["reset_seed"]),
+            "--duration",
+            str(exp["duration_s"]),
+            "--device",
+            ctx.size["device"],
+            "--out",
+            os.path.join(directory, "traces.npz"),
+        ]
         jobs[name] = Job(f"rollouts {name}", directory, argv, {"checkpoint": ckpt})
     run_jobs(list(jobs.values()), ctx.size["parallel_jobs"])
     traces = {n: dict(np.load(os.path.join(j.directory, "traces.npz"))) for n, j in jobs.items()}
@@ -41,7 +58,8 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
             f"initial states, {exp['duration_s']:g} s each without the first {exp['transient_s']:g} s, training seed "
             f"{seed}; envs that fell are left out. Mean +- std over envs. T = the task's gait period.\n\n" + table7,
             f"**Figure 8 analogue.** `{exp['sim_to_sim_policy']}` (seed {seed}) from the same initial states in "
-            f"smoothed and in hard contact; RMS over time of the joint-position difference, mean over envs.\n\n" + table8,
+            f"smoothed and in hard contact; RMS over time of the joint-position difference, mean over envs.\n\n"
+            + table8,
         ],
         "figures": ["fig7_joint_trajectories.png", "fig8_sim_to_sim.png"],
         "numbers": {"periodicity": numbers7, "sim_to_sim": numbers8},

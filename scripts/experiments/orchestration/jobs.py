@@ -124,7 +124,9 @@ def run_jobs(jobs: list[Job], parallel: int, status_every_s: float = 60.0) -> No
             if running and time.time() - last_status >= status_every_s:
                 last_status = time.time()
                 for job, _, t0, _ in running:
-                    print(f"[jobs] {job.name} ({(time.time() - t0) / 60:.1f} min): {_last_line(job.log_path)}", flush=True)
+                    print(
+                        f"[jobs] {job.name} ({(time.time() - t0) / 60:.1f} min): {_last_line(job.log_path)}", flush=True
+                    )
     except KeyboardInterrupt:
         if running:
             print("[jobs] interrupted: stopping running jobs (they save what they can); rerun to continue", flush=True)

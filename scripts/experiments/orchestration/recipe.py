@@ -27,11 +27,17 @@ def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Jo
         for seed in spec.get("seeds", exp["seeds"]):
             directory = os.path.join(ctx.runs_dir, exp["name"], run, f"seed{seed}")
             jobs[(run, seed)] = training_job(
-                ctx.repo, directory, f"train {run} seed {seed}", algo="shac", task=exp["task"], seed=seed,
+                ctx.repo,
+                directory,
+                f"train {run} seed {seed}",
+                algo="shac",
+                task=exp["task"],
+                seed=seed,
                 num_envs=spec.get("num_envs", ctx.size["num_envs"]),
-                iterations=spec.get("iterations", ctx.size["shac_iterations"]), device=ctx.size["device"],
+                iterations=spec.get("iterations", ctx.size["shac_iterations"]),
+                device=ctx.size["device"],
                 overrides=run_overrides(exp, spec),
-            )  # fmt: skip
+            )
     return jobs
 
 
@@ -41,12 +47,24 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
         directory = os.path.join(tjob.directory, "locomotion")
         env_overrides = [o for o in run_overrides(exp, exp["runs"][run]) if o.startswith("env.")]
         argv = [
-            python(), os.path.join(ctx.repo, "scripts", "experiments", "evaluate_locomotion.py"),
-            "--task", exp["eval_task"], "--algo", "shac", "--checkpoint", trained_checkpoint(tjob),
-            "--num_envs", str(ctx.size["eval_envs"]), "--device", ctx.size["device"],
-            "--gait_command", str(exp["gait_command"]), "--out", os.path.join(directory, "locomotion.json"),
+            python(),
+            os.path.join(ctx.repo, "scripts", "experiments", "evaluate_locomotion.py"),
+            "--task",
+            exp["eval_task"],
+            "--algo",
+            "shac",
+            "--checkpoint",
+            trained_checkpoint(tjob),
+            "--num_envs",
+            str(ctx.size["eval_envs"]),
+            "--device",
+            ctx.size["device"],
+            "--gait_command",
+            str(exp["gait_command"]),
+            "--out",
+            os.path.join(directory, "locomotion.json"),
             *env_overrides,
-        ]  # fmt: skip
+        ]
         jobs[(run, seed)] = Job(f"evaluate {run} seed {seed}", directory, argv)
     return jobs
 

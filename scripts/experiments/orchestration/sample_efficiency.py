@@ -25,15 +25,19 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
     per_iteration = ppo_samples_per_iteration(task, ctx.size["num_envs"])
     curves = {"shac": [], "ppo": []}
     for seed in seeds:
-        for algo, run_name, tag, per in (("shac", exp["shac_run"], "Train/mean_reward/samples", None),
-                                         ("ppo", exp["ppo_run"], "Train/mean_reward", per_iteration)):  # fmt: skip
+        for algo, run_name, tag, per in (
+            ("shac", exp["shac_run"], "Train/mean_reward/samples", None),
+            ("ppo", exp["ppo_run"], "Train/mean_reward", per_iteration),
+        ):
             run_dir = os.path.dirname(source_checkpoint(ctx, exp["source_experiment"], run_name, seed))
             curves[algo].append(load_curve(run_dir, tag, per))
     table, numbers = levels_table(curves, exp["levels"])
     labels = {algo: f"{algo.upper()} ({exp[algo + '_run']})" for algo in curves}
     plot_curves(curves, labels, ctx.path("sample_efficiency.png"))
     final = numbers["final_return"]
-    text = (f"Training returns of Table 1's runs (seeds {seeds}); PPO samples = iterations x {per_iteration}. "
-            f"Final returns: SHAC {final['shac']:.2f}, PPO {final['ppo']:.2f}. Levels are fractions of the lower "
-            f"final return.\n\n" + table)  # fmt: skip
+    text = (
+        f"Training returns of Table 1's runs (seeds {seeds}); PPO samples = iterations x {per_iteration}. "
+        f"Final returns: SHAC {final['shac']:.2f}, PPO {final['ppo']:.2f}. Levels are fractions of the lower "
+        f"final return.\n\n" + table
+    )
     return {"tables": [text], "figures": ["sample_efficiency.png"], "numbers": numbers}

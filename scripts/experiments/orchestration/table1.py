@@ -21,10 +21,17 @@ def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Jo
         for seed in exp["seeds"]:
             directory = os.path.join(ctx.runs_dir, exp["name"], run, f"seed{seed}")
             jobs[(run, seed)] = training_job(
-                ctx.repo, directory, f"train {run} seed {seed}", algo=algo, task=exp["task"], seed=seed,
-                num_envs=size["num_envs"], iterations=iterations, device=size["device"],
+                ctx.repo,
+                directory,
+                f"train {run} seed {seed}",
+                algo=algo,
+                task=exp["task"],
+                seed=seed,
+                num_envs=size["num_envs"],
+                iterations=iterations,
+                device=size["device"],
                 overrides=[f"env.solver_cfg.contact_model={spec['contact_model']}", *exp.get("overrides", [])],
-            )  # fmt: skip
+            )
     return jobs
 
 
@@ -40,11 +47,23 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
     for (run, seed), tjob in trained.items():
         directory = os.path.join(tjob.directory, "eval")
         argv = [
-            python(), os.path.join(ctx.repo, "scripts", "experiments", "evaluate_checkpoint.py"),
-            "--task", exp["eval_task"], "--algo", exp["runs"][run]["algo"], "--checkpoint", trained_checkpoint(tjob),
-            "--contact_models", ",".join(exp["eval_contact_models"]), "--num_envs", str(ctx.size["eval_envs"]),
-            "--device", ctx.size["device"], "--out", os.path.join(directory, "eval.json"),
-        ]  # fmt: skip
+            python(),
+            os.path.join(ctx.repo, "scripts", "experiments", "evaluate_checkpoint.py"),
+            "--task",
+            exp["eval_task"],
+            "--algo",
+            exp["runs"][run]["algo"],
+            "--checkpoint",
+            trained_checkpoint(tjob),
+            "--contact_models",
+            ",".join(exp["eval_contact_models"]),
+            "--num_envs",
+            str(ctx.size["eval_envs"]),
+            "--device",
+            ctx.size["device"],
+            "--out",
+            os.path.join(directory, "eval.json"),
+        ]
         jobs[(run, seed)] = Job(f"evaluate {run} seed {seed}", directory, argv)
     return jobs
 

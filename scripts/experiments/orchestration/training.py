@@ -27,10 +27,25 @@ def training_job(
     """A training job writing its run into ``<directory>/run``; resumes from that run's latest checkpoint."""
     run_dir = os.path.join(directory, "run")
     argv = [
-        python(), os.path.join(repo, "scripts", "train.py"),
-        "--algo", algo, "--task", task, "--seed", str(seed), "--num_envs", str(num_envs),
-        "--max_iterations", str(iterations), "--device", device, "--eval_episodes", "0", "--log_dir", run_dir,
-    ]  # fmt: skip
+        python(),
+        os.path.join(repo, "scripts", "train.py"),
+        "--algo",
+        algo,
+        "--task",
+        task,
+        "--seed",
+        str(seed),
+        "--num_envs",
+        str(num_envs),
+        "--max_iterations",
+        str(iterations),
+        "--device",
+        device,
+        "--eval_episodes",
+        "0",
+        "--log_dir",
+        run_dir,
+    ]
     resume = latest_checkpoint(run_dir) if os.path.isdir(run_dir) else None
     if resume is not None:
         argv += ["--resume", resume]
@@ -43,6 +58,8 @@ def source_checkpoint(ctx, source: str, run: str, seed: int) -> str:
     directory = os.path.join(ctx.runs_dir, source, run, f"seed{seed}")
     ckpt = latest_checkpoint(os.path.join(directory, "run"))
     if not os.path.isfile(os.path.join(directory, "done.json")) or ckpt is None:
-        raise SystemExit(f"no completed run {run} seed {seed} of experiment {source!r} in {directory}: "
-                         f"run `scripts/experiments/run.py experiment={source}` first")  # fmt: skip
+        raise SystemExit(
+            f"no completed run {run} seed {seed} of experiment {source!r} in {directory}: "
+            f"run `scripts/experiments/run.py experiment={source}` first"
+        )
     return ckpt

@@ -31,14 +31,36 @@ ACTUATOR_PRESETS: dict[str, ActuatorPreset] = {
     # the same fork's system-identified ANYdrive: per-joint D gains, Coulomb friction and the rotor's armature
     "anydrive_sysid": ActuatorPreset(
         kp={".*": 85.0},
-        kd={"LF_HAA": 2.4304, "LH_HAA": 3.3335, "RF_HAA": 3.1598, "RH_HAA": 3.0478,
-            "LF_HFE": 3.6843, "LH_HFE": 4.8727, "RF_HFE": 3.5460, "RH_HFE": 5.0738,
-            "LF_KFE": 4.1307, "LH_KFE": 3.9806, "RF_KFE": 3.7354, "RH_KFE": 4.4794},
+        kd={
+            "LF_HAA": 2.4304,
+            "LH_HAA": 3.3335,
+            "RF_HAA": 3.1598,
+            "RH_HAA": 3.0478,
+            "LF_HFE": 3.6843,
+            "LH_HFE": 4.8727,
+            "RF_HFE": 3.5460,
+            "RH_HFE": 5.0738,
+            "LF_KFE": 4.1307,
+            "LH_KFE": 3.9806,
+            "RF_KFE": 3.7354,
+            "RH_KFE": 4.4794,
+        },
         armature=0.09,
-        friction={"LF_HAA": 0.0441, "LH_HAA": 0.0248, "RF_HAA": 0.0273, "RH_HAA": 0.0339,
-                  "LF_HFE": 0.0393, "LH_HFE": 0.0174, "RF_HFE": 0.0455, "RH_HFE": 0.0087,
-                  "LF_KFE": 0.1566, "LH_KFE": 0.2266, "RF_KFE": 0.2357, "RH_KFE": 0.1863},
-    ),  # fmt: skip
+        friction={
+            "LF_HAA": 0.0441,
+            "LH_HAA": 0.0248,
+            "RF_HAA": 0.0273,
+            "RH_HAA": 0.0339,
+            "LF_HFE": 0.0393,
+            "LH_HFE": 0.0174,
+            "RF_HFE": 0.0455,
+            "RH_HFE": 0.0087,
+            "LF_KFE": 0.1566,
+            "LH_KFE": 0.2266,
+            "RF_KFE": 0.2357,
+            "RH_KFE": 0.1863,
+        },
+    ),
 }
 """Named presets (``env.actuator_preset=<name>``)."""
 

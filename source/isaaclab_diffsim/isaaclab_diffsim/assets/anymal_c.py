@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import warnings
 
+import newton
 import numpy as np
 import warp as wp
-
-import newton
 
 from .anymal_c_urdf import LEGS, anymal_c_urdf_path, urdf_joint_limits
 from .robot_layout import RobotLayout
@@ -21,9 +20,15 @@ ANYMAL_C_BASE_HEIGHT = 0.6
 
 ANYMAL_C_DEFAULT_JOINT_POS: dict[str, float] = {
     **{f"{leg}_HAA": 0.0 for leg in LEGS},
-    "LF_HFE": 0.4, "RF_HFE": 0.4, "LH_HFE": -0.4, "RH_HFE": -0.4,
-    "LF_KFE": -0.8, "RF_KFE": -0.8, "LH_KFE": 0.8, "RH_KFE": 0.8,
-}  # fmt: skip
+    "LF_HFE": 0.4,
+    "RF_HFE": 0.4,
+    "LH_HFE": -0.4,
+    "RH_HFE": -0.4,
+    "LF_KFE": -0.8,
+    "RF_KFE": -0.8,
+    "LH_KFE": 0.8,
+    "RH_KFE": 0.8,
+}
 """Isaac Lab's ANYmal standing pose [rad], by URDF joint name."""
 
 
@@ -99,8 +104,11 @@ def add_anymal_c(
     sphere = int(newton.GeoType.SPHERE)
     foot_shapes = []
     for body in feet:
-        s = max(i for i in range(shape_start, builder.shape_count)
-                if builder.shape_body[i] == body and builder.shape_type[i] == sphere)  # fmt: skip
+        s = max(
+            i
+            for i in range(shape_start, builder.shape_count)
+            if builder.shape_body[i] == body and builder.shape_type[i] == sphere
+        )
         foot_shapes.append(s)
     for s in range(shape_start, builder.shape_count):
         if s not in foot_shapes:
@@ -146,7 +154,14 @@ def _add_anymal_c_usd(builder: newton.ModelBuilder, xform) -> None:
 
 
 def build_anymal_c_model(
-    num_worlds=1, device="cpu", *, kp=40.0, kd=5.0, base_height=0.6, requires_grad=False, ground_mu=1.0,
+    num_worlds=1,
+    device="cpu",
+    *,
+    kp=40.0,
+    kd=5.0,
+    base_height=0.6,
+    requires_grad=False,
+    ground_mu=1.0,
     source: str = "urdf",
 ) -> tuple[newton.Model, RobotLayout]:
     """Finalize ``num_worlds`` ANYmal C worlds plus one shared ground plane (the model's last shape); body_q set by

@@ -11,7 +11,7 @@ from .anymal_c import ANYMAL_C_BASE_HEIGHT, ANYMAL_C_DEFAULT_JOINT_POS
 from .anymal_c_usd import anymal_c_usd_path
 
 
-def spawn_anymal_c(prim_path: str, cfg: "AnymalCUsdFileCfg", *args, **kwargs):
+def spawn_anymal_c(prim_path: str, cfg: AnymalCUsdFileCfg, *args, **kwargs):
     """Spawn the cached ANYmal C USD (converting the URDF on first use) like ``spawn_from_usd``."""
     if not cfg.usd_path:
         cfg.usd_path = str(anymal_c_usd_path())

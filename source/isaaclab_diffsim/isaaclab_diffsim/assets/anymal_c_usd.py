@@ -5,7 +5,8 @@ simulation: links joined by fixed joints are merged into their parent body (mass
 inertias combined by Newton's ``collapse_fixed_joints``, so the rigid-body dynamics are unchanged),
 except the feet, which stay bodies so that Isaac Lab's ``.*FOOT`` contact sensors find them. The
 converter's fixed joint to the world is removed (floating base), and the bodies are made direct children of the
-asset root, like Isaac Lab's robot USDs (``/Robot/base``, ``/Robot/LF_FOOT``, ...). The result is cached with a manifest;
+asset root, like Isaac Lab's robot USDs (``/Robot/base``, ``/Robot/LF_FOOT``, ...). The result is cached with a
+manifest;
 a missing, stale or corrupt cache is rebuilt, and a failed rebuild raises. Nothing is downloaded.
 
 Processes sharing the cache: a build holds an exclusive file lock (``anymal_c.lock``) and checks the cache again once
@@ -143,7 +144,9 @@ def _build(urdf: Path, target: Path, fingerprint: dict) -> None:
     try:
         from urdf_usd_converter import Converter
     except ImportError as exc:  # pragma: no cover - dependency of this package
-        raise RuntimeError("urdf-usd-converter is required to build the ANYmal C USD (pip install urdf-usd-converter)") from exc
+        raise RuntimeError(
+            "urdf-usd-converter is required to build the ANYmal C USD (pip install urdf-usd-converter)"
+        ) from exc
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="anymal_c_", dir=target.parent))
     try:
@@ -154,8 +157,12 @@ def _build(urdf: Path, target: Path, fingerprint: dict) -> None:
         if (raw.parent / "Textures").is_dir():
             shutil.move(str(raw.parent / "Textures"), staging / "Textures")
         shutil.rmtree(staging / "raw")
-        manifest = {"fingerprint": fingerprint, "body_paths": body_paths, "total_mass": total_mass,
-                    "built_by_pid": os.getpid()}  # fmt: skip
+        manifest = {
+            "fingerprint": fingerprint,
+            "body_paths": body_paths,
+            "total_mass": total_mass,
+            "built_by_pid": os.getpid(),
+        }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=1))
         staging.chmod(0o755)  # mkdtemp makes it private
         _publish(staging, target)
@@ -222,8 +229,13 @@ def _make_lean(raw: Path, out: Path) -> tuple[list[str], float]:
         prim = out_stage.GetPrimAtPath(path)
         prim.RemoveAPI(UsdPhysics.MassAPI)
         prim.RemoveAPI(UsdPhysics.RigidBodyAPI)
-        for name in ("physics:mass", "physics:centerOfMass", "physics:diagonalInertia", "physics:principalAxes",
-                     "newton:inertia"):  # fmt: skip
+        for name in (
+            "physics:mass",
+            "physics:centerOfMass",
+            "physics:diagonalInertia",
+            "physics:principalAxes",
+            "newton:inertia",
+        ):
             if prim.HasAttribute(name):
                 prim.RemoveProperty(name)
     total = 0.0
@@ -262,7 +274,7 @@ def _flatten_bodies(stage, body_paths: list[str], root_path: str) -> dict[str, s
         text = str(target)
         for old in by_depth:  # the deepest moved body that contains the target
             if text == old or text.startswith(old + "/"):
-                return Sdf.Path(moves[old] + text[len(old):])
+                return Sdf.Path(moves[old] + text[len(old) :])
         return target
 
     for prim in stage.TraverseAll():

@@ -18,7 +18,11 @@ def ground_plane_usd_path(static_friction: float = 1.0, dynamic_friction: float 
     from pxr import Tf, Usd, UsdGeom, UsdPhysics, UsdShade
 
     folder = Path(cache_dir) if cache_dir is not None else anymal_c_cache_dir()
-    path = folder / "ground_plane" / f"ground_plane_v{GROUND_PLANE_VERSION}_mu{static_friction:g}_{dynamic_friction:g}.usda"
+    path = (
+        folder
+        / "ground_plane"
+        / f"ground_plane_v{GROUND_PLANE_VERSION}_mu{static_friction:g}_{dynamic_friction:g}.usda"
+    )
     if path.is_file():
         try:
             stage = Usd.Stage.Open(str(path))
@@ -42,9 +46,7 @@ def ground_plane_usd_path(static_friction: float = 1.0, dynamic_friction: float 
     material_api.CreateStaticFrictionAttr(static_friction)
     material_api.CreateDynamicFrictionAttr(dynamic_friction)
     material_api.CreateRestitutionAttr(0.0)
-    UsdShade.MaterialBindingAPI.Apply(plane.GetPrim()).Bind(
-        material, UsdShade.Tokens.weakerThanDescendants, "physics"
-    )
+    UsdShade.MaterialBindingAPI.Apply(plane.GetPrim()).Bind(material, UsdShade.Tokens.weakerThanDescendants, "physics")
     tmp = path.with_suffix(".tmp.usda")
     stage.GetRootLayer().Export(str(tmp))
     tmp.replace(path)

@@ -51,8 +51,13 @@ class RobotLayout:
 
     def __post_init__(self):
         nj, nf, n = len(self.joint_names), len(self.foot_names), self.num_worlds
-        per_joint = {"default_joint_pos": self.default_joint_pos, "stiffness": self.stiffness, "damping": self.damping,
-                     "effort_limit": self.effort_limit, "velocity_limit": self.velocity_limit}  # fmt: skip
+        per_joint = {
+            "default_joint_pos": self.default_joint_pos,
+            "stiffness": self.stiffness,
+            "damping": self.damping,
+            "effort_limit": self.effort_limit,
+            "velocity_limit": self.velocity_limit,
+        }
         bad = [name for name, values in per_joint.items() if len(values) != nj]
         if len(self.foot_centers) != nf:
             bad.append("foot_centers")
@@ -71,6 +76,8 @@ class RobotLayout:
         for name in self.joint_names:
             leg = [k for k, foot in enumerate(self.foot_names) if name.startswith(foot)]
             if len(leg) != 1:
-                raise ValueError(f"RobotLayout: joint {name!r} belongs to none or several of the legs {self.foot_names}")
+                raise ValueError(
+                    f"RobotLayout: joint {name!r} belongs to none or several of the legs {self.foot_names}"
+                )
             legs.append(leg[0])
         return legs

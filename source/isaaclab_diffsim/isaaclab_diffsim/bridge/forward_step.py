@@ -19,11 +19,10 @@ from __future__ import annotations
 import contextlib
 import gc
 
+import newton
 import torch
 import warp as wp
 import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) has no public accessor
-
-import newton
 
 from .physics_step import make_control, new_state, run_substeps
 
@@ -56,10 +55,12 @@ class ForwardStepper:
         dev = torch.device(wp.device_to_torch(model.device))
         nq, nd = model.joint_coord_count, model.joint_dof_count
         self._buffers = {
-            "joint_q": torch.zeros(nq, device=dev), "joint_qd": torch.zeros(nd, device=dev),
-            "target_q": torch.zeros(nq, device=dev), "joint_f": torch.zeros(nd, device=dev),
+            "joint_q": torch.zeros(nq, device=dev),
+            "joint_qd": torch.zeros(nd, device=dev),
+            "target_q": torch.zeros(nq, device=dev),
+            "joint_f": torch.zeros(nd, device=dev),
             "kappa": torch.zeros(1, device=dev),
-        }  # fmt: skip
+        }
         self._views = {k: wp.from_torch(t, dtype=wp.float32, requires_grad=False) for k, t in self._buffers.items()}
         self._start = newton.State()
         self._start.joint_q, self._start.joint_qd = self._views["joint_q"], self._views["joint_qd"]
@@ -142,5 +143,3 @@ def paused_gc():
     finally:
         if was_enabled:
             gc.enable()
-
-

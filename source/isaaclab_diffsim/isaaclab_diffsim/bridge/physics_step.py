@@ -20,11 +20,10 @@ from __future__ import annotations
 import contextlib
 import weakref
 
+import newton
 import numpy as np
 import torch
 import warp as wp
-
-import newton
 
 _LIVE = weakref.WeakSet()
 _PROBE: SubstepProbe | None = None
@@ -149,8 +148,12 @@ def make_control(model, target_q, joint_f):
 
 
 def check_inputs(model, joint_q, joint_qd, target_q, joint_f):
-    want = {"joint_q": (joint_q, model.joint_coord_count), "joint_qd": (joint_qd, model.joint_dof_count),
-            "joint_target_q": (target_q, model.joint_coord_count), "joint_f": (joint_f, model.joint_dof_count)}  # fmt: skip
+    want = {
+        "joint_q": (joint_q, model.joint_coord_count),
+        "joint_qd": (joint_qd, model.joint_dof_count),
+        "joint_target_q": (target_q, model.joint_coord_count),
+        "joint_f": (joint_f, model.joint_dof_count),
+    }
     for name, (t, n) in want.items():
         if t is not None and (t.numel() != n or t.dtype != torch.float32):
             raise ValueError(f"{name}: expected {n} float32 values, got {tuple(t.shape)} {t.dtype}")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import newton
 import torch
 import warp as wp
 
-import newton
 from isaaclab_diffsim.solver import SolverMoreauGS
 
 from .forward_step import ForwardStepper
@@ -36,8 +36,15 @@ class DiffSimulator:
     ignored); ``joint_f`` generalized forces, dof-shaped. Either may be flat or (num_worlds, per-world).
     """
 
-    def __init__(self, model: newton.Model, solver: SolverMoreauGS | None = None, substeps: int = 4,
-                 dt: float = 0.005, capture_forward: bool = True, **solver_kwargs):  # fmt: skip
+    def __init__(
+        self,
+        model: newton.Model,
+        solver: SolverMoreauGS | None = None,
+        substeps: int = 4,
+        dt: float = 0.005,
+        capture_forward: bool = True,
+        **solver_kwargs,
+    ):
         self.model = model
         self.forward = ForwardStepper(model, capture=capture_forward)
         self.solver = solver if solver is not None else SolverMoreauGS(model, **solver_kwargs)

@@ -5,5 +5,16 @@ from .controller import DeployedController
 from .io_spec import OBSERVATION_TERMS, BundleMismatchError, build_io, check_env_matches, read_io
 from .onnx_policy import OnnxBundlePolicy, open_bundle
 
-__all__ = ["DeployedController", "OBSERVATION_TERMS", "BundleMismatchError", "OnnxBundlePolicy", "build_io",
-           "check_env_matches", "controller_for_env", "dump_params", "export_bundle", "open_bundle", "read_io"]
+__all__ = [
+    "DeployedController",
+    "OBSERVATION_TERMS",
+    "BundleMismatchError",
+    "OnnxBundlePolicy",
+    "build_io",
+    "check_env_matches",
+    "controller_for_env",
+    "dump_params",
+    "export_bundle",
+    "open_bundle",
+    "read_io",
+]

@@ -19,14 +19,20 @@ def controller_for_env(env, policy: nn.Module, action_clip: float | None = None)
     """The :class:`DeployedController` of ``policy`` (raw obs -> actions) on ``env``'s joints, scale and gait."""
     cfg = env.cfg
     return DeployedController(
-        policy, cfg.action_scale, env.default_leg.detach().cpu(), env.step_dt, gait_period_s=cfg.gait.period_s,
+        policy,
+        cfg.action_scale,
+        env.default_leg.detach().cpu(),
+        env.step_dt,
+        gait_period_s=cfg.gait.period_s,
         joint_swing_scale=cfg.gait.joint_swing_scale,
-        joint_phase_offsets=env.gait_offsets[env.joint_legs].detach().cpu(), action_clip=action_clip,
+        joint_phase_offsets=env.gait_offsets[env.joint_legs].detach().cpu(),
+        action_clip=action_clip,
     ).eval()
 
 
-def export_bundle(env, policy: nn.Module, out_dir: str, train_env_cfg: dict, algorithm: str,
-                  action_clip: float | None = None) -> dict:  # fmt: skip
+def export_bundle(
+    env, policy: nn.Module, out_dir: str, train_env_cfg: dict, algorithm: str, action_clip: float | None = None
+) -> dict:
     """Write ``policy.onnx``, ``policy.pt`` (TorchScript) and ``io.yaml`` into ``out_dir``; returns their paths.
 
     ``policy`` maps raw observations (gait clock included when the env has one) to actions, on the CPU;
@@ -36,8 +42,10 @@ def export_bundle(env, policy: nn.Module, out_dir: str, train_env_cfg: dict, alg
     parent = os.path.dirname(out_dir)
     names = {"onnx": "policy.onnx", "torchscript": "policy.pt", "io": "io.yaml"}
     if os.path.isdir(out_dir) and set(os.listdir(out_dir)) - set(names.values()):
-        raise FileExistsError(f"bundle folder {out_dir} holds files other than a bundle's {sorted(names.values())}: "
-                              "choose a new or empty folder")  # fmt: skip
+        raise FileExistsError(
+            f"bundle folder {out_dir} holds files other than a bundle's {sorted(names.values())}: "
+            "choose a new or empty folder"
+        )
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise FileExistsError(f"bundle folder {out_dir} is a file")
     os.makedirs(parent, exist_ok=True)
@@ -50,8 +58,13 @@ def export_bundle(env, policy: nn.Module, out_dir: str, train_env_cfg: dict, alg
         staged = {k: os.path.join(staging, f) for k, f in names.items()}
         with torch.no_grad():
             torch.onnx.export(
-                controller, (obs, step), staged["onnx"], input_names=["obs", "step"],
-                output_names=["joint_pos_target", "actions"], opset_version=ONNX_OPSET, dynamo=False,
+                controller,
+                (obs, step),
+                staged["onnx"],
+                input_names=["obs", "step"],
+                output_names=["joint_pos_target", "actions"],
+                opset_version=ONNX_OPSET,
+                dynamo=False,
                 dynamic_axes={"obs": {0: "N"}, "step": {0: "N"}, "joint_pos_target": {0: "N"}, "actions": {0: "N"}},
             )
             torch.jit.script(controller).save(staged["torchscript"])

@@ -26,9 +26,17 @@ class DeployedController(nn.Module):
     default_joint_pos[j]``.
     """
 
-    def __init__(self, policy: nn.Module, action_scale: float, default_joint_pos: torch.Tensor, step_dt: float,
-                 gait_period_s: float = 0.0, joint_swing_scale: float = 0.0, joint_phase_offsets=None,
-                 action_clip: float | None = None):  # fmt: skip
+    def __init__(
+        self,
+        policy: nn.Module,
+        action_scale: float,
+        default_joint_pos: torch.Tensor,
+        step_dt: float,
+        gait_period_s: float = 0.0,
+        joint_swing_scale: float = 0.0,
+        joint_phase_offsets=None,
+        action_clip: float | None = None,
+    ):
         super().__init__()
         self.policy = policy
         self.action_scale = float(action_scale)

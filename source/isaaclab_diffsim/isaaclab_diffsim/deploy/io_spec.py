@@ -41,11 +41,14 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
     cfg = env.cfg
     gait = train_env_cfg["gait"]
     if "solver_cfg" not in train_env_cfg:
-        raise ValueError("the training env cfg has no 'solver_cfg' (written before the solver parameters moved from "
-                         "env.contact_model/kappa/margin to env.solver_cfg); move them there to export it")
+        raise ValueError(
+            "the training env cfg has no 'solver_cfg' (written before the solver parameters moved from "
+            "env.contact_model/kappa/margin to env.solver_cfg); move them there to export it"
+        )
     train_solver = train_env_cfg["solver_cfg"]
-    obs_terms = [{"name": n, "shape": [s], "dtype": "float32", "scale": 1.0, "description": d}
-                 for n, s, d in OBSERVATION_TERMS]  # fmt: skip
+    obs_terms = [
+        {"name": n, "shape": [s], "dtype": "float32", "scale": 1.0, "description": d} for n, s, d in OBSERVATION_TERMS
+    ]
     num_obs = sum(s for _, s, _ in OBSERVATION_TERMS)
     nj = len(env.layout.joint_names)
     default = env.default_leg.detach().cpu().tolist()
@@ -54,27 +57,54 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
         "controller": {
             "files": {"onnx": "policy.onnx", "torchscript": "policy.pt"},
             "inputs": [
-                {"name": "obs", "shape": ["N", num_obs], "dtype": "float32",
-                 "description": "the observation terms below, concatenated in order"},
-                {"name": "step", "shape": ["N", 1], "dtype": "float32",
-                 "description": "control steps since the episode started (0 at the first action): the gait clock"},
+                {
+                    "name": "obs",
+                    "shape": ["N", num_obs],
+                    "dtype": "float32",
+                    "description": "the observation terms below, concatenated in order",
+                },
+                {
+                    "name": "step",
+                    "shape": ["N", 1],
+                    "dtype": "float32",
+                    "description": "control steps since the episode started (0 at the first action): the gait clock",
+                },
             ],
             "outputs": [
-                {"name": "joint_pos_target", "shape": ["N", nj], "dtype": "float32",
-                 "description": "joint position targets [rad] for the PD drives, in the joint order of "
-                                "articulations.robot.joint_names"},
-                {"name": "actions", "shape": ["N", nj], "dtype": "float32",
-                 "description": "raw policy actions: feed back as the next observation's last_action"},
+                {
+                    "name": "joint_pos_target",
+                    "shape": ["N", nj],
+                    "dtype": "float32",
+                    "description": "joint position targets [rad] for the PD drives, in the joint order of "
+                    "articulations.robot.joint_names",
+                },
+                {
+                    "name": "actions",
+                    "shape": ["N", nj],
+                    "dtype": "float32",
+                    "description": "raw policy actions: feed back as the next observation's last_action",
+                },
             ],
             "target_formula": "default_joint_pos + action_scale * actions + gait_offsets(step)",
             "algorithm": policy_info.get("algorithm"),
             "action_clip": policy_info.get("action_clip"),
-        },  # fmt: skip
-        "observations": {"policy": obs_terms, "computed_inside": [
-            {"name": GAIT_CLOCK_TERM[0], "shape": [GAIT_CLOCK_TERM[1]], "description": GAIT_CLOCK_TERM[2]}
-        ] if gait["period_s"] > 0 else []},
-        "actions": {"joint_pos": {"action_type": "JointAction", "scale": float(cfg.action_scale),
-                                  "offset": "default_joint_pos", "shape": [nj]}},
+        },
+        "observations": {
+            "policy": obs_terms,
+            "computed_inside": [
+                {"name": GAIT_CLOCK_TERM[0], "shape": [GAIT_CLOCK_TERM[1]], "description": GAIT_CLOCK_TERM[2]}
+            ]
+            if gait["period_s"] > 0
+            else [],
+        },
+        "actions": {
+            "joint_pos": {
+                "action_type": "JointAction",
+                "scale": float(cfg.action_scale),
+                "offset": "default_joint_pos",
+                "shape": [nj],
+            }
+        },
         "articulations": {
             "robot": {
                 "joint_names": list(env.layout.joint_names),
@@ -85,7 +115,7 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
                 "velocity_limit": list(env.layout.velocity_limit),
                 "actuator_saturation": float(cfg.solver_cfg.actuator_saturation),
                 "actuator": "DC motor: clip(kp (target - q) - kd qd) to +-min(effort_limit, saturation (1 -+ qd / "
-                            "velocity_limit))",
+                "velocity_limit))",
             }
         },
         "scene": {"physics_dt": float(cfg.sim_dt), "dt": float(env.step_dt), "decimation": int(cfg.decimation)},
@@ -142,8 +172,10 @@ def check_env_matches(io: dict, env) -> None:
     clock = len(io["observations"]["computed_inside"]) > 0
     num_obs = sum(sizes.values()) + (GAIT_CLOCK_TERM[1] if clock else 0)
     if num_obs != env.num_obs:
-        raise BundleMismatchError(f"observation size differs: the bundle's policy takes {num_obs} entries "
-                                  f"(gait clock {'in' if clock else 'out'}), the env builds {env.num_obs}")  # fmt: skip
+        raise BundleMismatchError(
+            f"observation size differs: the bundle's policy takes {num_obs} entries "
+            f"(gait clock {'in' if clock else 'out'}), the env builds {env.num_obs}"
+        )
     gait = env.cfg.gait
     for key, value in (("period_s", gait.period_s), ("joint_swing_scale", gait.joint_swing_scale)):
         if not math.isclose(float(io["gait"][key]), float(value), rel_tol=1e-9):
@@ -151,5 +183,6 @@ def check_env_matches(io: dict, env) -> None:
     if not math.isclose(float(io["scene"]["dt"]), float(env.step_dt), rel_tol=1e-9):
         raise BundleMismatchError(f"control dt differs: bundle {io['scene']['dt']} s, env {env.step_dt} s")
     if not math.isclose(float(io["actions"]["joint_pos"]["scale"]), float(env.cfg.action_scale), rel_tol=1e-9):
-        raise BundleMismatchError(f"action scale differs: bundle {io['actions']['joint_pos']['scale']}, env "
-                                  f"{env.cfg.action_scale}")  # fmt: skip
+        raise BundleMismatchError(
+            f"action scale differs: bundle {io['actions']['joint_pos']['scale']}, env {env.cfg.action_scale}"
+        )

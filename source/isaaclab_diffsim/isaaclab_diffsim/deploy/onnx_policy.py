@@ -9,7 +9,7 @@ import os
 import numpy as np
 import yaml
 
-from .io_spec import BundleMismatchError, OBSERVATION_TERMS, check_env_matches, read_io
+from .io_spec import OBSERVATION_TERMS, BundleMismatchError, check_env_matches, read_io
 
 
 def _rotate_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:

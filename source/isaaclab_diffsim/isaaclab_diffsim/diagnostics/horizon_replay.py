@@ -45,8 +45,14 @@ def update_cfg(cfg, values: dict, path: str = "") -> None:
             setattr(cfg, key, tuple(value) if isinstance(value, list) and isinstance(current, tuple) else value)
 
 
-def build_runner(task: str, env_cfg: dict | None = None, agent_cfg: dict | None = None, overrides=(),
-                 num_envs: int | None = None, device: str | None = None) -> ShacRunner:  # fmt: skip
+def build_runner(
+    task: str,
+    env_cfg: dict | None = None,
+    agent_cfg: dict | None = None,
+    overrides=(),
+    num_envs: int | None = None,
+    device: str | None = None,
+) -> ShacRunner:
     """A SHAC runner (no log dir, no capture) on a fresh env of ``task``: the task's cfgs updated from the given
     ``to_dict()`` forms, then ``num_envs``, ``device`` and ``env.x=...``/``agent.x=...`` overrides."""
     env_obj, agent_obj = load_task_cfgs(task, "shac_cfg_entry_point")

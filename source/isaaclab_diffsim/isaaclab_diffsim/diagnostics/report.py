@@ -20,17 +20,21 @@ def variant_table(rows: list[tuple[str, HorizonResult | str]]) -> str:
     """One line per variant of one horizon: gradient norm (and ratio to the first row), max and median adjoint norm
     of joint_qd over the substeps, max forward GS residual; a string result is printed as the reason it did not run."""
     base = next((r.grad_norm for _, r in rows if isinstance(r, HorizonResult)), float("nan"))
-    lines = [f"{'variant':28s} {'grad norm':>10s} {'x first':>8s} {'max|adj qd|':>11s} {'med|adj qd|':>11s}"
-             f" {'max resid':>9s} {'time':>6s}"]  # fmt: skip
+    lines = [
+        f"{'variant':28s} {'grad norm':>10s} {'x first':>8s} {'max|adj qd|':>11s} {'med|adj qd|':>11s}"
+        f" {'max resid':>9s} {'time':>6s}"
+    ]
     for label, r in rows:
         if not isinstance(r, HorizonResult):
             lines.append(f"{label:28s} {r}")
             continue
         adj, res = r.series("adjoint_qd"), r.series("residual")
         ratio = r.grad_norm / base if base else float("nan")
-        lines.append(f"{label:28s} {_g(r.grad_norm):>10s} {_g(ratio):>8s} {_g(_nanstat(np.max, adj)):>11s}"
-                     f" {_g(_nanstat(np.median, adj)):>11s} {_g(_nanstat(np.max, res)):>9s} {r.seconds:5.1f}s"
-                     + (f"  ({r.error})" if r.error else ""))  # fmt: skip
+        lines.append(
+            f"{label:28s} {_g(r.grad_norm):>10s} {_g(ratio):>8s} {_g(_nanstat(np.max, adj)):>11s}"
+            f" {_g(_nanstat(np.median, adj)):>11s} {_g(_nanstat(np.max, res)):>9s} {r.seconds:5.1f}s"
+            + (f"  ({r.error})" if r.error else "")
+        )
     return "\n".join(lines)
 
 
@@ -42,8 +46,10 @@ def substep_table(result: HorizonResult) -> str:
         for k in range(len(s.adjoint_qd)):
             world = s.adjoint_qd_world[k]
             worst = str(int(np.nanargmax(world))) if np.isfinite(world).any() else "-"
-            lines.append(f"{t:4d} {k:3d} {_g(s.adjoint_q[k]):>10s} {_g(s.adjoint_qd[k]):>10s} {worst:>9s}"
-                         f" {_g(s.residual[k]):>10s}")  # fmt: skip
+            lines.append(
+                f"{t:4d} {k:3d} {_g(s.adjoint_q[k]):>10s} {_g(s.adjoint_qd[k]):>10s} {worst:>9s}"
+                f" {_g(s.residual[k]):>10s}"
+            )
     return "\n".join(lines)
 
 
@@ -52,6 +58,8 @@ def summary_table(norms: dict[str, list[float]], threshold: float) -> str:
     lines = [f"{'variant':28s} {'median':>10s} {'max':>10s} {'> ' + _g(threshold):>8s} {'non-finite':>10s} {'n':>4s}"]
     for label, values in norms.items():
         a = np.asarray(values, dtype=float)
-        lines.append(f"{label:28s} {_g(_nanstat(np.median, a)):>10s} {_g(_nanstat(np.max, a)):>10s}"
-                     f" {int((a > threshold).sum()):8d} {int((~np.isfinite(a)).sum()):10d} {a.size:4d}")  # fmt: skip
+        lines.append(
+            f"{label:28s} {_g(_nanstat(np.median, a)):>10s} {_g(_nanstat(np.max, a)):>10s}"
+            f" {int((a > threshold).sum()):8d} {int((~np.isfinite(a)).sum()):10d} {a.size:4d}"
+        )
     return "\n".join(lines)

@@ -23,12 +23,11 @@ from __future__ import annotations
 import math
 
 import gymnasium as gym
+import newton
 import numpy as np
 import torch
 from isaaclab.utils import configclass
 from isaaclab.utils.string import string_to_callable
-
-import newton
 
 from ..assets.robot_layout import RobotLayout
 from ..bridge import DiffSimulator
@@ -189,8 +188,16 @@ class DiffDirectRLEnv(gym.Env):
             terminated, truncated = self._get_dones()
             reward, terms = self._get_rewards()
             obs = self._get_observations()
-            check_finite({"joint_q after the physics step": self.q, "joint_qd after the physics step": self.qd,
-                          "rewards": reward, "observations": obs}, self.common_step_counter, self.episode_length_buf)
+            check_finite(
+                {
+                    "joint_q after the physics step": self.q,
+                    "joint_qd after the physics step": self.qd,
+                    "rewards": reward,
+                    "observations": obs,
+                },
+                self.common_step_counter,
+                self.episode_length_buf,
+            )
         except FloatingPointError:
             for k, v in kept.items():
                 setattr(self, k, v)

@@ -8,8 +8,10 @@ from . import gait_measures as gm
 
 
 def periodicity_rows(traces: dict, policies: list[str], transient_s: float) -> tuple[str, dict]:
-    header = ("| policy (trained in) | envs kept | autocorrelation at T | power at f, 2f.. [%] | stride variability |\n"
-              "| --- | --- | --- | --- | --- |")  # fmt: skip
+    header = (
+        "| policy (trained in) | envs kept | autocorrelation at T | power at f, 2f.. [%] | stride variability |\n"
+        "| --- | --- | --- | --- | --- |"
+    )
     rows, numbers = [header], {}
     for name in policies:
         t = traces[name]
@@ -42,7 +44,7 @@ def plot_fig7(traces: dict, policies: list[str], path: str, seconds: float = 3.0
         hard = list(t["models"]).index("hard")
         dt, names = float(t["dt"]), [str(n) for n in t["joint_names"]]
         x = t["joint_pos"][hard][:, 0, :]
-        x = x[-int(round(seconds / dt)):]
+        x = x[-int(round(seconds / dt)) :]
         time = np.arange(len(x)) * dt
         for row, kind in enumerate(("HAA", "HFE", "KFE")):
             ax = axes[row][col]
@@ -86,17 +88,24 @@ def sim_to_sim(t: dict, threshold: float) -> tuple[str, dict]:
     dt, names = float(t["dt"]), [str(n) for n in t["joint_names"]]
     n_env = t["joint_pos"].shape[2]
     rms = np.array([gm.rms_difference(t["joint_pos"][a][:, e, :], t["joint_pos"][b][:, e, :]) for e in range(n_env)])
-    div = np.array([gm.divergence_time(t["base_pos"][a][:, e, :], t["base_pos"][b][:, e, :], dt, threshold)
-                    for e in range(n_env)])  # fmt: skip
+    div = np.array(
+        [gm.divergence_time(t["base_pos"][a][:, e, :], t["base_pos"][b][:, e, :], dt, threshold) for e in range(n_env)]
+    )
     duration = t["joint_pos"].shape[1] * dt
     never = int(np.isinf(div).sum())
     finite = div[np.isfinite(div)]
-    div_text = (f"base positions more than {threshold * 100:.0f} cm apart after {np.median(np.where(np.isinf(div), duration, div)):.2f} s "
-                f"(median over {n_env} initial states; min {finite.min():.2f} s, max {finite.max():.2f} s; "
-                f"{never} never within {duration:.0f} s)" if len(finite) else
-                f"base positions never more than {threshold * 100:.0f} cm apart within {duration:.0f} s ({n_env} initial states)")  # fmt: skip
+    div_text = (
+        f"base positions more than {threshold * 100:.0f} cm apart after "
+        f"{np.median(np.where(np.isinf(div), duration, div)):.2f} s "
+        f"(median over {n_env} initial states; min {finite.min():.2f} s, max {finite.max():.2f} s; "
+        f"{never} never within {duration:.0f} s)"
+        if len(finite)
+        else f"base positions never more than {threshold * 100:.0f} cm apart within {duration:.0f} s "
+        f"({n_env} initial states)"
+    )
     header = "| joint | " + " | ".join(names) + " |\n| --- |" + " --- |" * len(names)
     row = "| RMS smoothed - hard [rad] | " + " | ".join(f"{v:.3f}" for v in rms.mean(axis=0)) + " |"
     return header + "\n" + row + "\n\n" + div_text[0].upper() + div_text[1:] + ".", {
-        "rms_per_joint": rms.mean(axis=0).tolist(), "divergence_s": div.tolist()}  # fmt: skip
-
+        "rms_per_joint": rms.mean(axis=0).tolist(),
+        "divergence_s": div.tolist(),
+    }

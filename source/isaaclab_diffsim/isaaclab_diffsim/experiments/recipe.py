@@ -33,11 +33,12 @@ def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]
             per_seed = np.array([fn(evals[(run, s)]["models"]["hard"]) for s in seeds], dtype=float)
             numbers.setdefault(run, {})[label] = per_seed.tolist()
             if len(per_seed) > 1:
-                cells.append(f"{fmt.format(per_seed.mean())} +- {fmt.format(per_seed.std())} "
-                             f"({', '.join(fmt.format(v) for v in per_seed)})")  # fmt: skip
+                cells.append(
+                    f"{fmt.format(per_seed.mean())} +- {fmt.format(per_seed.std())} "
+                    f"({', '.join(fmt.format(v) for v in per_seed)})"
+                )
             else:
                 cells.append(fmt.format(per_seed.mean()))
         factor = " ".join(f"`{o}`" for o in spec.get("overrides", [])) or "baseline"
         rows.append(f"| {run} | {factor} | {', '.join(map(str, seeds))} | " + " | ".join(cells) + " |")
     return "\n".join(rows), numbers
-

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 # page order; experiments not listed follow alphabetically
 ORDER = ("table1", "gait", "sample_efficiency", "falling_mass", "gradient_horizon")
@@ -26,7 +26,7 @@ def machine_description(device: str) -> str:
 
 
 def write_result(out_dir: str, result: dict) -> str:
-    result = dict(result, finished=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    result = dict(result, finished=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
     path = os.path.join(out_dir, "result.json")
     with open(path, "w") as f:
         json.dump(result, f, indent=1)
@@ -37,8 +37,10 @@ def _jobs_text(jobs: dict | None) -> str:
     if not jobs or not jobs.get("count"):
         return ""
     n = jobs["count"]
-    return (f"; its {n} job{'s' if n != 1 else ''} (training, evaluation, rollouts, scripts; reused ones included) "
-            f"took {jobs['wall_s'] / 60:.1f} min of process wall time in all" + (", several at a time" if n > 1 else ""))
+    return (
+        f"; its {n} job{'s' if n != 1 else ''} (training, evaluation, rollouts, scripts; reused ones included) "
+        f"took {jobs['wall_s'] / 60:.1f} min of process wall time in all" + (", several at a time" if n > 1 else "")
+    )
 
 
 def _section(name: str, result: dict, results_dir: str, page_dir: str) -> list[str]:
@@ -47,7 +49,8 @@ def _section(name: str, result: dict, results_dir: str, page_dir: str) -> list[s
         lines += [result["description"].strip(), ""]
     lines += [
         f"- Command: `{result['command']}`",
-        f"- Config (composed): [{name}/config.yaml]({os.path.relpath(os.path.join(results_dir, name, 'config.yaml'), page_dir)})",
+        f"- Config (composed): [{name}/config.yaml]"
+        f"({os.path.relpath(os.path.join(results_dir, name, 'config.yaml'), page_dir)})",
         f"- Machine: {result['machine']}",
         f"- Wall time: {result['wall_s'] / 60:.1f} min for the last invocation (finished {result.get('finished', '?')})"
         + _jobs_text(result.get("jobs")),

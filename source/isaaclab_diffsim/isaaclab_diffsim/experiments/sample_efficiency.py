@@ -27,14 +27,15 @@ def first_reaching(x: np.ndarray, y: np.ndarray, level: float) -> float:
     return float(x[idx[0]]) if len(idx) else float("nan")
 
 
-
 def levels_table(curves: dict, levels: list[float]) -> tuple[str, dict]:
     """Markdown table of the samples each algorithm's runs (``{"shac": [(x, y), ...], "ppo": [...]}``) first needed to
     reach each level (a fraction of the lower mean final return), and the numbers behind it."""
     final = {a: float(np.mean([y[-1] for _, y in c])) for a, c in curves.items()}
     top = min(final.values())
-    rows = ["| return level | SHAC samples (per seed) | PPO samples (per seed) | PPO / SHAC (mean) |",
-            "| --- | --- | --- | --- |"]  # fmt: skip
+    rows = [
+        "| return level | SHAC samples (per seed) | PPO samples (per seed) | PPO / SHAC (mean) |",
+        "| --- | --- | --- | --- |",
+    ]
     numbers = {"final_return": final, "levels": []}
     for frac in levels:
         level = frac * top

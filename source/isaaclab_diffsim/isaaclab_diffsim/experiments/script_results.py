@@ -17,12 +17,15 @@ def summary_table(data: dict) -> str:
     if "results" in data:  # gradient_norm_vs_horizon.py
         models = list(data["results"])
         horizons = [r["horizon"] for r in data["results"][models[0]]]
-        rows = ["| horizon | " + " | ".join(f"{m}: grad norm mean +- std" for m in models) + " |",
-                "| --- |" + " --- |" * len(models)]  # fmt: skip
+        rows = [
+            "| horizon | " + " | ".join(f"{m}: grad norm mean +- std" for m in models) + " |",
+            "| --- |" + " --- |" * len(models),
+        ]
         for i, h in enumerate(horizons):
-            cells = [f"{data['results'][m][i]['grad_norm_mean']:.4g} +- {data['results'][m][i]['grad_norm_std']:.2g}"
-                     for m in models]  # fmt: skip
+            cells = [
+                f"{data['results'][m][i]['grad_norm_mean']:.4g} +- {data['results'][m][i]['grad_norm_std']:.2g}"
+                for m in models
+            ]
             rows.append(f"| {h} | " + " | ".join(cells) + " |")
         return "\n".join(rows)
     raise ValueError(f"no summary or results in the script's JSON (keys {sorted(data)})")
-

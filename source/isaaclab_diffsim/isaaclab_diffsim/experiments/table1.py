@@ -16,7 +16,7 @@ def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]
     for run, spec in exp["runs"].items():
         for model in models:
             cells = []
-            for label, key in METRICS:
+            for _label, key in METRICS:
                 per_seed = []
                 for seed in exp["seeds"]:
                     vals = np.asarray(evals[(run, seed)]["models"][model][key], dtype=float)
@@ -28,4 +28,3 @@ def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]
                 cells.append(f"{fmt.format(per_seed.mean())} +- {fmt.format(per_seed.std())} ({seeds})")
             rows.append(f"| {spec['algo'].upper()}, {spec['contact_model']} | {model} | " + " | ".join(cells) + " |")
     return "\n".join(rows), numbers
-

@@ -132,13 +132,33 @@ class NewtonDiffSimManager(NewtonManager):
     def _cpu_graph_signature(cls, path: str) -> tuple:
         """What one captured physics step reads: Python objects by identity, settings by value."""
         backend = cls.backend
-        sensors = (*cls._newton_contact_sensors.values(), *cls._newton_frame_transform_sensors,
-                   *cls._newton_imu_sensors)  # fmt: skip
-        objects = (path, cls._solver, backend.state_0, backend.state_1, backend.control, cls._contacts,
-                   cls._staged_body_f, cls._adapter, cls._collision_pipeline, cls._needs_collision_pipeline,
-                   cls._use_single_state, cls._report_contacts, cls._decimation, cls._num_substeps, cls._solver_dt,
-                   cls._collision_decimation, *sensors, *cls._post_actuator_callbacks, *cls._state_force_callbacks,
-                   *cls._post_step_callbacks)  # fmt: skip
+        sensors = (
+            *cls._newton_contact_sensors.values(),
+            *cls._newton_frame_transform_sensors,
+            *cls._newton_imu_sensors,
+        )
+        objects = (
+            path,
+            cls._solver,
+            backend.state_0,
+            backend.state_1,
+            backend.control,
+            cls._contacts,
+            cls._staged_body_f,
+            cls._adapter,
+            cls._collision_pipeline,
+            cls._needs_collision_pipeline,
+            cls._use_single_state,
+            cls._report_contacts,
+            cls._decimation,
+            cls._num_substeps,
+            cls._solver_dt,
+            cls._collision_decimation,
+            *sensors,
+            *cls._post_actuator_callbacks,
+            *cls._state_force_callbacks,
+            *cls._post_step_callbacks,
+        )
         owners = (cls._solver, backend.model, backend.state_0, backend.state_1, backend.control)
         if cls._adapter is not None:  # actuator buffers it may swap between steps
             owners += (cls._adapter,)

@@ -18,8 +18,11 @@ _SOLVER_ARGS = inspect.signature(SolverMoreauGS.__init__).parameters
 _DEFAULT = {name: p.default for name, p in _SOLVER_ARGS.items() if p.default is not inspect.Parameter.empty}
 """SolverMoreauGS's keyword defaults: the solver fields below default to them."""
 
-_MANAGER_RULES = {"collider_shapes_expr": optional(string), "disable_unsupported_colliders": boolean,
-                  "use_cpu_graph": boolean}  # fmt: skip
+_MANAGER_RULES = {
+    "collider_shapes_expr": optional(string),
+    "disable_unsupported_colliders": boolean,
+    "use_cpu_graph": boolean,
+}
 
 
 @configclass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from isaaclab.utils import configclass
 from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg, NewtonShapeCfg
-
 from isaaclab_tasks.utils import PresetCfg
 
 from .diffsim_manager_cfg import DiffSimSolverCfg

@@ -10,6 +10,12 @@ from .schema import LAYER_KEY, SCHEMA
 from .usd_recorder import RolloutRecorder
 
 __all__ = [
-    "FootContactFrame", "FootContactReader", "HorizonRecording", "LAYER_KEY", "RolloutRecorder", "SCHEMA",
-    "contact_weights", "record_differentiated_rollout",
+    "FootContactFrame",
+    "FootContactReader",
+    "HorizonRecording",
+    "LAYER_KEY",
+    "RolloutRecorder",
+    "SCHEMA",
+    "contact_weights",
+    "record_differentiated_rollout",
 ]

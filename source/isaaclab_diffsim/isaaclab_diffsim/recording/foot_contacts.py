@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import newton
 import numpy as np
 import torch
 import warp as wp
-
-import newton
 
 from ..envs.rotations import quat_rotate
 from ..solver.kernels import SIGMOID_EXP_CLAMP

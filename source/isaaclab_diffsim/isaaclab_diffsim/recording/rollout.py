@@ -16,7 +16,7 @@ from .usd_recorder import RolloutRecorder
 
 def _action_grad_norms(actions: list[torch.Tensor], grads: list[torch.Tensor | None], k: int) -> np.ndarray:
     rows = []
-    for a, g in zip(actions, grads):
+    for _a, g in zip(actions, grads):
         if g is None:  # the objective does not depend on this action (e.g. no step after it): gradient zero
             rows.append(np.zeros(k))
         else:

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 import newton
+import numpy as np
 
 from ..assets.anymal_c import LEGS
 from .foot_contacts import FootContactReader
@@ -64,7 +63,12 @@ class RolloutRecorder:
         if geometry not in ("all", "visual"):
             raise ValueError(f"geometry must be 'all' or 'visual', got {geometry!r}")
         Gf, Sdf, Usd, UsdGeom, Vt = _pxr()
-        self.env, self.path, self.record_envs, self.max_frames = env, os.path.abspath(path), int(record_envs), max_frames
+        self.env, self.path, self.record_envs, self.max_frames = (
+            env,
+            os.path.abspath(path),
+            int(record_envs),
+            max_frames,
+        )
         self.contacts = FootContactReader(env)
         self.frames = 0
         self.schema = dict(SCHEMA)
@@ -99,9 +103,15 @@ class RolloutRecorder:
         self._grad_rows: list[int] = []
         meta = dict(self.schema)
         meta.update(
-            legs=Vt.StringArray(self.legs), bodies=Vt.StringArray(self.body_names), num_envs=self.record_envs, step_dt=float(env.step_dt),
-            contact_model=str(env.sim.solver.contact_model), kappa=float(env.sim.solver.kappa),
-            margin=float(env.sim.solver.margin), geometry=geometry, frames=0,
+            legs=Vt.StringArray(self.legs),
+            bodies=Vt.StringArray(self.body_names),
+            num_envs=self.record_envs,
+            step_dt=float(env.step_dt),
+            contact_model=str(env.sim.solver.contact_model),
+            kappa=float(env.sim.solver.kappa),
+            margin=float(env.sim.solver.margin),
+            geometry=geometry,
+            frames=0,
         )
         self._meta = meta
         stage.GetRootLayer().customLayerData = {LAYER_KEY: meta}
@@ -179,8 +189,9 @@ class RolloutRecorder:
     def _update_ground(self, pad: float = 3.0):
         Gf = _pxr()[0]
         lo, hi = self._xy_lo - pad, self._xy_hi + pad
-        self._ground_points.Set([Gf.Vec3f(lo[0], lo[1], 0), Gf.Vec3f(hi[0], lo[1], 0), Gf.Vec3f(hi[0], hi[1], 0),
-                                 Gf.Vec3f(lo[0], hi[1], 0)])  # fmt: skip
+        self._ground_points.Set(
+            [Gf.Vec3f(lo[0], lo[1], 0), Gf.Vec3f(hi[0], lo[1], 0), Gf.Vec3f(hi[0], hi[1], 0), Gf.Vec3f(lo[0], hi[1], 0)]
+        )
 
     def _define_env(self, i: int):
         Gf, Sdf, Usd, UsdGeom, Vt = _pxr()
@@ -191,8 +202,9 @@ class RolloutRecorder:
         rp = robot.GetPrim()
         rp.CreateAttribute(sc["origin_attr"], Sdf.ValueTypeNames.Double3).Set(Gf.Vec3d(*self.origins[i]))
         # inherited by the body geometry, which authors no colour of its own (the Kit extension recolours it)
-        UsdGeom.PrimvarsAPI(rp).CreatePrimvar("displayColor", Sdf.ValueTypeNames.Color3fArray,
-                                              UsdGeom.Tokens.constant).Set([Gf.Vec3f(*ROBOT_COLOR)])  # fmt: skip
+        UsdGeom.PrimvarsAPI(rp).CreatePrimvar(
+            "displayColor", Sdf.ValueTypeNames.Color3fArray, UsdGeom.Tokens.constant
+        ).Set([Gf.Vec3f(*ROBOT_COLOR)])
         self._robots.append(rp)
         ops = []
         for b, name in enumerate(self.body_names):
@@ -212,14 +224,18 @@ class RolloutRecorder:
             api = pv(curve.GetPrim())
             attrs = {
                 "points": curve.CreatePointsAttr(),
-                "force": api.CreatePrimvar(sc["force_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Vector3f,
-                                           UsdGeom.Tokens.constant),  # fmt: skip
-                "distance": api.CreatePrimvar(sc["distance_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Float,
-                                              UsdGeom.Tokens.constant),  # fmt: skip
-                "weight": api.CreatePrimvar(sc["weight_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Float,
-                                            UsdGeom.Tokens.constant),  # fmt: skip
-                "point": api.CreatePrimvar(sc["point_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Point3f,
-                                           UsdGeom.Tokens.constant),  # fmt: skip
+                "force": api.CreatePrimvar(
+                    sc["force_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Vector3f, UsdGeom.Tokens.constant
+                ),
+                "distance": api.CreatePrimvar(
+                    sc["distance_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Float, UsdGeom.Tokens.constant
+                ),
+                "weight": api.CreatePrimvar(
+                    sc["weight_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Float, UsdGeom.Tokens.constant
+                ),
+                "point": api.CreatePrimvar(
+                    sc["point_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Point3f, UsdGeom.Tokens.constant
+                ),
                 "color": curve.CreateDisplayColorPrimvar(UsdGeom.Tokens.constant),
             }
             feet.append({k: a.GetAttr().GetPath() if hasattr(a, "GetAttr") else a.GetPath() for k, a in attrs.items()})
@@ -277,9 +293,13 @@ class RolloutRecorder:
         for i, robot in enumerate(self._robots):
             attr = robot.GetAttribute(self.schema["grad_attr"])
             if not attr:
-                attr = UsdGeom.PrimvarsAPI(robot).CreatePrimvar(
-                    self.schema["grad_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Float, UsdGeom.Tokens.constant
-                ).GetAttr()
+                attr = (
+                    UsdGeom.PrimvarsAPI(robot)
+                    .CreatePrimvar(
+                        self.schema["grad_attr"].split(":", 1)[1], Sdf.ValueTypeNames.Float, UsdGeom.Tokens.constant
+                    )
+                    .GetAttr()
+                )
             for s in range(norms.shape[0]):
                 attr.Set(float(norms[s, i]), Usd.TimeCode(first_frame + s))
 

@@ -85,8 +85,9 @@ def load_checkpoint(path: str, required_keys: tuple[str, ...], kind: str, map_lo
     except Exception as err:  # noqa: BLE001 - torch raises RuntimeError, UnpicklingError, EOFError, ... for bad files
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise checkpoint_error(
-            path, f"cannot be read as a torch checkpoint ({type(err).__name__}: {first}); it is truncated, corrupt, or"
-            " holds objects other than tensors and plain data"
+            path,
+            f"cannot be read as a torch checkpoint ({type(err).__name__}: {first}); it is truncated, corrupt, or"
+            " holds objects other than tensors and plain data",
         ) from err
     if not isinstance(state, dict):
         raise checkpoint_error(path, f"holds a {type(state).__name__}, not a {kind} checkpoint (a dict)")

@@ -63,8 +63,9 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callbac
         lengths.append(res[3])
         if r == 0:
             trace = res[4]
-    return EvalResult(np.concatenate(returns), np.concatenate(errors), np.concatenate(falls), np.concatenate(lengths),
-                      np.array(trace))  # fmt: skip
+    return EvalResult(
+        np.concatenate(returns), np.concatenate(errors), np.concatenate(falls), np.concatenate(lengths), np.array(trace)
+    )
 
 
 def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool, step_callback=None):

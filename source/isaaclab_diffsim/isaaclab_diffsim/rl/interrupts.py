@@ -56,8 +56,11 @@ class InterruptGuard:
                 return
             raise TrainingInterrupted(signum, forced=True)
         self.pending = signum
-        print(f"[train] {signal.Signals(signum).name} received: stopping after the current iteration"
-              " (Ctrl-C again stops at once without saving)", flush=True)  # fmt: skip
+        print(
+            f"[train] {signal.Signals(signum).name} received: stopping after the current iteration"
+            " (Ctrl-C again stops at once without saving)",
+            flush=True,
+        )
 
     def raise_if_pending(self) -> None:
         """Raise :class:`TrainingInterrupted` if a signal arrived while held."""

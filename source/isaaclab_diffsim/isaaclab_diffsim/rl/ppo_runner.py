@@ -44,7 +44,8 @@ class DiffOnPolicyRunner(OnPolicyRunner):
         """The agent cfg as given (rsl_rl adds keys to ``self.cfg``): what checkpoints store as ``cfg``."""
         super().__init__(env, train_cfg, *args, **kwargs)
         self.completed_iterations = 0
-        """Iterations whose update has been applied (rsl_rl's ``current_learning_iteration`` is the last one's index)."""
+        """Iterations whose update has been applied (rsl_rl's ``current_learning_iteration`` is the last one's
+        index)."""
         self.interrupted = False
         self.interrupt_signal: int | None = None
         self.last_checkpoint: str | None = None
@@ -58,16 +59,22 @@ class DiffOnPolicyRunner(OnPolicyRunner):
         self.gpu_world_size, self.gpu_global_rank = distributed.world_size(), distributed.rank()
         self.gpu_local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         self.is_distributed = True
-        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank, "local_rank": self.gpu_local_rank,
-                                 "world_size": self.gpu_world_size}  # fmt: skip
+        self.cfg["multi_gpu"] = {
+            "global_rank": self.gpu_global_rank,
+            "local_rank": self.gpu_local_rank,
+            "world_size": self.gpu_world_size,
+        }
         device = torch.device(self.device)
         if device.type == "cuda" and device != torch.device(f"cuda:{self.gpu_local_rank}"):
             raise ValueError(f"device {self.device!r} is not this rank's GPU cuda:{self.gpu_local_rank}")
 
     def learn(self, num_learning_iterations: int | None = None, init_at_random_ep_len: bool = False) -> None:
         """Train up to ``max_iterations`` iterations in total (default), or ``num_learning_iterations`` more."""
-        total = int(self.cfg["max_iterations"]) if num_learning_iterations is None else (
-            self.completed_iterations + int(num_learning_iterations))  # fmt: skip
+        total = (
+            int(self.cfg["max_iterations"])
+            if num_learning_iterations is None
+            else (self.completed_iterations + int(num_learning_iterations))
+        )
         remaining = total - self.completed_iterations
         if remaining <= 0:
             print(f"[PPO] nothing to do: {self.completed_iterations} of {total} iterations done")
@@ -106,8 +113,9 @@ class DiffOnPolicyRunner(OnPolicyRunner):
         path = os.path.join(self.logger.log_dir, f"model_{it}_interrupted.pt")
         self.save(path)
         self.logger.stop_logging_writer()
-        print(f"[PPO] interrupted ({intr}): saved iteration {it} ({self.completed_iterations} done) to {path}",
-              flush=True)  # fmt: skip
+        print(
+            f"[PPO] interrupted ({intr}): saved iteration {it} ({self.completed_iterations} done) to {path}", flush=True
+        )
 
     def save(self, path: str, infos: dict | None = None) -> None:
         """rsl_rl's checkpoint, written to ``<path>.tmp`` and renamed (never seen half written)."""

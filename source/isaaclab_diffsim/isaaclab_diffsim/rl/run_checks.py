@@ -7,7 +7,7 @@ import os
 
 import torch
 
-from .checkpoints import CheckpointError, latest_checkpoint, load_checkpoint
+from .checkpoints import CheckpointError, latest_checkpoint
 from .policy_loading import ALGO_NAMES, checkpoint_algorithm
 
 
@@ -42,8 +42,10 @@ def resolve_resume(resume: str | None, log_dir: str | None) -> str | None:
 def refuse_overwrite(log_dir: str, resume: str | None) -> None:
     """A ``--log_dir`` that already holds checkpoints is only used to resume: never written over."""
     if resume is None and latest_checkpoint(os.path.abspath(log_dir)) is not None:
-        raise RunError(f"--log_dir {log_dir} already holds checkpoints of a run; continue it with --resume auto, or "
-                       "choose a new folder")  # fmt: skip
+        raise RunError(
+            f"--log_dir {log_dir} already holds checkpoints of a run; continue it with --resume auto, or "
+            "choose a new folder"
+        )
 
 
 def _flat(d: dict, prefix: str = "") -> dict:
@@ -72,13 +74,17 @@ def check_resume(path: str, algo: str, env_cfg, agent_cfg) -> list[str]:
     except CheckpointError as err:
         raise RunError(str(err)) from err
     if written_by != algo:
-        raise RunError(f"checkpoint {path} was written by {ALGO_NAMES[written_by]}, not {ALGO_NAMES[algo]}: "
-                       f"resume it with --algo {written_by}")  # fmt: skip
+        raise RunError(
+            f"checkpoint {path} was written by {ALGO_NAMES[written_by]}, not {ALGO_NAMES[algo]}: "
+            f"resume it with --algo {written_by}"
+        )
     saved_env = state.get("env_cfg") or {}
     saved_envs = saved_env.get("num_envs")
     if saved_envs is not None and saved_envs != env_cfg.num_envs:
-        raise RunError(f"checkpoint {path} was trained with {saved_envs} envs, this command asks for "
-                       f"{env_cfg.num_envs}: resume with --num_envs {saved_envs} (the env state is per env)")  # fmt: skip
+        raise RunError(
+            f"checkpoint {path} was trained with {saved_envs} envs, this command asks for "
+            f"{env_cfg.num_envs}: resume with --num_envs {saved_envs} (the env state is per env)"
+        )
     diff = settings_diff(saved_env, env_cfg.to_dict(), "env")
     saved_agent = state.get("cfg")
     if isinstance(saved_agent, dict):

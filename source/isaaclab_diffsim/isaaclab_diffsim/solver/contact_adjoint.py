@@ -9,8 +9,9 @@ Baumgarte bias on the normal row), one of:
   sliding (|p_t| = mu p_n):                   r_n = 0,  n.p_t + mu p_n = 0,  p_t = -mu p_n r_t / |r_t|
 
 with n = r_t / |r_t| the slip direction. The soft model adds its compliance C_i p_i to r_i and its spring bias
-(ke / kd) min(d_i, 0) to b_i (kernels.soft_contact_terms); both enter the rows below unchanged. Linearised with the active set and the slip direction frozen at
-the solution, the sliding rows read (e = n rotated by 90 degrees in the tangent plane, alpha = |r_t| / (mu p_n))
+(ke / kd) min(d_i, 0) to b_i (kernels.soft_contact_terms); both enter the rows below unchanged. Linearised with the
+active set and the slip direction frozen at the solution, the sliding rows read (e = n rotated by 90 degrees in the
+tangent plane, alpha = |r_t| / (mu p_n))
 
   dr_n = 0,   n.dp_t + mu dp_n = 0,   alpha e.dp_t + e.dr_t = 0,
 

@@ -582,10 +582,16 @@ def local_contact_solve(
     out = wp.vec3(0.0)
     if b[0] < 0.0:
         A = wp.mat33(
-            G[goff + row * m + row], G[goff + row * m + row + 1], G[goff + row * m + row + 2],
-            G[goff + (row + 1) * m + row], G[goff + (row + 1) * m + row + 1], G[goff + (row + 1) * m + row + 2],
-            G[goff + (row + 2) * m + row], G[goff + (row + 2) * m + row + 1], G[goff + (row + 2) * m + row + 2],
-        ) + wp.diag(compliance)  # fmt: skip
+            G[goff + row * m + row],
+            G[goff + row * m + row + 1],
+            G[goff + row * m + row + 2],
+            G[goff + (row + 1) * m + row],
+            G[goff + (row + 1) * m + row + 1],
+            G[goff + (row + 1) * m + row + 2],
+            G[goff + (row + 2) * m + row],
+            G[goff + (row + 2) * m + row + 1],
+            G[goff + (row + 2) * m + row + 2],
+        ) + wp.diag(compliance)
         reg = CHOL_EPS * wp.max(A[0, 0], 1.0)
         stick = -(wp.inverse(A + wp.mat33(reg, 0.0, 0.0, 0.0, reg, 0.0, 0.0, 0.0, reg)) * b)
         tn = tangential_norm(stick[1], stick[2])
@@ -855,7 +861,8 @@ def contact_report(
     force_spatial: wp.array(dtype=wp.spatial_vector),
     write_spatial: int,
 ):
-    """Write contact candidates and their forces (impulse / dt, world frame, on the shape's body) into a Contacts buffer."""
+    """Write contact candidates and their forces (impulse / dt, world frame, on the shape's body) into a Contacts
+    buffer."""
     ci = wp.tid()
     if ci == 0:
         count[0] = topo.cand_body.shape[0]

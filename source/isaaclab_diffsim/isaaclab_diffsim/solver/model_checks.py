@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 import newton
+import numpy as np
 
 COLLIDE_FLAG = int(newton.ShapeFlags.COLLIDE_SHAPES)
 HYDROELASTIC_FLAG = int(newton.ShapeFlags.HYDROELASTIC)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-import warp as wp
-
 import newton
+import warp as wp
 
 
 def _shape_cfg(mu: float) -> newton.ModelBuilder.ShapeConfig:
@@ -62,9 +61,7 @@ def box_on_incline_model(
         xform=wp.transform(centre, rot), mass=mass, inertia=wp.mat33(ixx, 0.0, 0.0, 0.0, iyy, 0.0, 0.0, 0.0, izz)
     )
     builder.add_shape_box(body, hx=hx, hy=hy, hz=hz, cfg=_shape_cfg(mu))
-    builder.add_shape_plane(
-        body=-1, xform=wp.transform(wp.vec3(0.0), rot), width=0.0, length=0.0, cfg=_shape_cfg(mu)
-    )
+    builder.add_shape_plane(body=-1, xform=wp.transform(wp.vec3(0.0), rot), width=0.0, length=0.0, cfg=_shape_cfg(mu))
     return builder.finalize(device=device, requires_grad=requires_grad)
 
 

@@ -3,12 +3,10 @@ projected Gauss-Seidel contact solver (hard, sigmoid-smoothed or penalty contact
 
 from __future__ import annotations
 
-import warp as wp
-
 import newton
-from newton.solvers import SolverBase
-
+import warp as wp
 import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) has no public accessor
+from newton.solvers import SolverBase
 
 from ..utils.validation import check_value
 from . import kernels
@@ -32,70 +30,71 @@ from .type_ids import CONTACT_MODELS
 class SolverMoreauGS(SolverBase):
     """Generalized-coordinate articulated dynamics, Moreau midpoint time stepping, smoothed contact.
 
-    One step of size dt (docs/contact_solver.md for the contact solve):
-      1. q_m = q + dt/2 v;  2. H, h = tau - C, contact candidates, J at q_m;
-      3. G = J H^-1 J^T, c = J (v + dt H^-1 h) (branch-sparse H = L^T L, no fill-in);
-      4. contact impulses p by projected Gauss-Seidel (at most ``iterations`` sweeps, stopping at ``tolerance``;
-         optionally warm-started);
-      5. v+ = v + H^-1 (dt h + J^T P);  q+ = q_m + dt/2 v+;  body_q/body_qd by forward kinematics.
+        One step of size dt (docs/contact_solver.md for the contact solve):
+          1. q_m = q + dt/2 v;  2. H, h = tau - C, contact candidates, J at q_m;
+          3. G = J H^-1 J^T, c = J (v + dt H^-1 h) (branch-sparse H = L^T L, no fill-in);
+          4. contact impulses p by projected Gauss-Seidel (at most ``iterations`` sweeps, stopping at ``tolerance``;
+             optionally warm-started);
+          5. v+ = v + H^-1 (dt h + J^T P);  q+ = q_m + dt/2 v+;  body_q/body_qd by forward kinematics.
 
-    Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere
-    (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims), ellipsoid (its exact
-    lowest point) and mesh / convex hull (hull vertices) shapes colliding with infinite ground planes, honouring
-    collision groups, filter pairs and surface margins. Body-body contact is not modelled. Unsupported joint or
-    collision-shape types raise.
-    Joint drives (``joint_target_ke/kd`` with ``control.joint_target_q/qd``), joint-limit springs and passive
-    joint damping (``joint_damping``) are integrated implicitly (stable at large dt); Coulomb joint friction
-    (``joint_friction``) is a smooth regularisation, implicit too (joints.passive_joint_force,
-    docs/contact_solver.md); ``control.joint_f`` and ``state.body_f`` are applied.
+        Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere
+        (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims), ellipsoid (its exact
+        lowest point) and mesh / convex hull (hull vertices) shapes colliding with infinite ground planes, honouring
+        collision groups, filter pairs and surface margins. Body-body contact is not modelled. Unsupported joint or
+        collision-shape types raise.
+        Joint drives (``joint_target_ke/kd`` with ``control.joint_target_q/qd``), joint-limit springs and passive
+        joint damping (``joint_damping``) are integrated implicitly (stable at large dt); Coulomb joint friction
+        (``joint_friction``) is a smooth regularisation, implicit too (joints.passive_joint_force,
+        docs/contact_solver.md); ``control.joint_f`` and ``state.body_f`` are applied.
 
-    Model fields not honoured, refused at construction (and on notify_model_changed) when set away from their
-    default (model_checks.UNHONOURED):
-{unhonoured}
-    Read differently, by design (not refused): body-body contact is not modelled (shapes collide with ground
-    planes only); the penalty and detection parameters of Newton's collision pipeline (shape_material_ke/kd/kf/ka,
-    shape_gap) are replaced by this solver's contact arguments (contact_model, kappa, margin, ke, kd, kf);
-    joint_velocity_limit bounds drive torques through the actuator envelope (actuator_saturation > 0) and is not
-    a hard velocity limit; joint limits are springs (joint_limit_ke/kd), as in SolverFeatherstone.
+        Model fields not honoured, refused at construction (and on notify_model_changed) when set away from their
+        default (model_checks.UNHONOURED):
+    {unhonoured}
+        Read differently, by design (not refused): body-body contact is not modelled (shapes collide with ground
+        planes only); the penalty and detection parameters of Newton's collision pipeline (shape_material_ke/kd/kf/ka,
+        shape_gap) are replaced by this solver's contact arguments (contact_model, kappa, margin, ke, kd, kf);
+        joint_velocity_limit bounds drive torques through the actuator envelope (actuator_saturation > 0) and is not
+        a hard velocity limit; joint limits are springs (joint_limit_ke/kd), as in SolverFeatherstone.
 
-    Args:
-        model: a finalized ``newton.Model``.
-        contact_model: ``"smoothed"`` (default, the paper's model), ``"hard"`` or ``"soft"`` (penalty).
-        kappa: sigmoid stiffness [1/m] of the smoothed model, s(d) = 1 / (1 + exp(kappa d)).
-            Default 1000 (s = 0.007 at 5 mm separation). Differentiable through ``solver.kappa_array``.
-        margin: contacts with signed distance d <= margin take part [m]. Default 0.02 for "smoothed",
-            0.0 for "hard" (ignored by "soft", which acts in penetration only).
-        iterations: the most Gauss-Seidel sweeps per step. Default 20.
-        tolerance: a world's sweeps stop after the first sweep that changes none of its impulses by this much
-            [N s] (``last_sweep_counts`` reports the sweeps taken). Default DEFAULT_TOLERANCE; 0 runs all
-            ``iterations`` sweeps. With ``adjoint="unrolled"`` all sweeps run (what reverse mode replays).
-        warm_start: start the sweeps of a step whose input state is the previous step's output state from that
-            step's impulses instead of each contact's own local solve. Default False: it saves about one sweep in
-            four on a standing ANYmal C, but converging from the previous solution also removes the Gauss-Seidel
-            error that otherwise lifts a body resting on many redundant points (8 box corners, 16 cylinder rim
-            points) back out of the ground after a hard landing; with it the velocity-level model's penetration is
-            kept exactly (docs/contact_solver.md "Warm start and early exit"). Ignored with ``adjoint="unrolled"``.
-        adjoint: how gradients pass the contact solve. ``"implicit"`` (default): at the converged impulses, by the
-            implicit function theorem on the Gauss-Seidel fixed point with the active set and slip directions frozen
-            (see contact_adjoint.py); independent of the sweep count, about 15 % less tape memory and a 25 % cheaper
-            backward. ``"unrolled"``: Warp's reverse mode through every sweep, the exact derivative of what the
-            sweeps compute (they contract, since each contact block is solved exactly). Both agree where the solve
-            has converged (docs/contact_solver.md).
-        stabilization: Baumgarte factor: the normal target velocity is -stabilization * min(d, 0) / dt.
-            Default 0 (the plain velocity-level model of the paper: a landing's penetration is kept, not
-            pushed out; a positive value removes it but, in smoothed mode, trades sinking for tangential creep
-            since the scaled impulse then sits at s(d) < 1).
-        ke, kd, kf: penalty stiffness [N/m], damping [N s/m] and friction viscosity [N s/m] of the soft model:
-            f_n = ke max(-d, 0) - kd v_n (never pulling), |f_t| = min(kf |v_t|, mu f_n) against sliding (regularised
-            Coulomb). Damping and friction are implicit in all contacts' end-of-step velocities (solved by the same
-            Gauss-Seidel sweeps as a compliant Coulomb problem, kernels.soft_contact_terms); the spring is explicit.
-            Defaults SOFT_CONTACT_KE/KD/KF, derived for ANYmal C in docs/contact_solver.md; kd and kf must be > 0.
-        actuator_saturation: DC-motor peak torque [N m] at zero speed; drive torques are bounded by
-            saturation * (+-1 - v / joint_velocity_limit) and always by the model's joint_effort_limit.
-            0 (default) disables the torque-speed envelope (ANYdrive: 120 with velocity limit 7.5 rad/s).
-        friction_velocity: regularisation velocity v_s [rad/s or m/s] of joint friction: the friction torque is
-            joint_friction * tanh(v / v_s), so a joint loaded below its friction creeps at v_s atanh(load / friction).
-            Default 1e-3.
+        Args:
+            model: a finalized ``newton.Model``.
+            contact_model: ``"smoothed"`` (default, the paper's model), ``"hard"`` or ``"soft"`` (penalty).
+            kappa: sigmoid stiffness [1/m] of the smoothed model, s(d) = 1 / (1 + exp(kappa d)).
+                Default 1000 (s = 0.007 at 5 mm separation). Differentiable through ``solver.kappa_array``.
+            margin: contacts with signed distance d <= margin take part [m]. Default 0.02 for "smoothed",
+                0.0 for "hard" (ignored by "soft", which acts in penetration only).
+            iterations: the most Gauss-Seidel sweeps per step. Default 20.
+            tolerance: a world's sweeps stop after the first sweep that changes none of its impulses by this much
+                [N s] (``last_sweep_counts`` reports the sweeps taken). Default DEFAULT_TOLERANCE; 0 runs all
+                ``iterations`` sweeps. With ``adjoint="unrolled"`` all sweeps run (what reverse mode replays).
+            warm_start: start the sweeps of a step whose input state is the previous step's output state from that
+                step's impulses instead of each contact's own local solve. Default False: it saves about one sweep in
+                four on a standing ANYmal C, but converging from the previous solution also removes the Gauss-Seidel
+                error that otherwise lifts a body resting on many redundant points (8 box corners, 16 cylinder rim
+                points) back out of the ground after a hard landing; with it the velocity-level model's penetration is
+                kept exactly (docs/contact_solver.md "Warm start and early exit"). Ignored with ``adjoint="unrolled"``.
+            adjoint: how gradients pass the contact solve. ``"implicit"`` (default): at the converged impulses, by the
+                implicit function theorem on the Gauss-Seidel fixed point with the active set and slip directions frozen
+                (see contact_adjoint.py); independent of the sweep count, about 15 % less tape memory and a 25 % cheaper
+                backward. ``"unrolled"``: Warp's reverse mode through every sweep, the exact derivative of what the
+                sweeps compute (they contract, since each contact block is solved exactly). Both agree where the solve
+                has converged (docs/contact_solver.md).
+            stabilization: Baumgarte factor: the normal target velocity is -stabilization * min(d, 0) / dt.
+                Default 0 (the plain velocity-level model of the paper: a landing's penetration is kept, not
+                pushed out; a positive value removes it but, in smoothed mode, trades sinking for tangential creep
+                since the scaled impulse then sits at s(d) < 1).
+            ke, kd, kf: penalty stiffness [N/m], damping [N s/m] and friction viscosity [N s/m] of the soft model:
+                f_n = ke max(-d, 0) - kd v_n (never pulling), |f_t| = min(kf |v_t|, mu f_n) against sliding (regularised
+                Coulomb). Damping and friction are implicit in all contacts' end-of-step velocities (solved by the same
+                Gauss-Seidel sweeps as a compliant Coulomb problem, kernels.soft_contact_terms); the spring is explicit.
+                Defaults SOFT_CONTACT_KE/KD/KF, derived for ANYmal C in docs/contact_solver.md; kd and kf must be > 0.
+            actuator_saturation: DC-motor peak torque [N m] at zero speed; drive torques are bounded by
+                saturation * (+-1 - v / joint_velocity_limit) and always by the model's joint_effort_limit.
+                0 (default) disables the torque-speed envelope (ANYdrive: 120 with velocity limit 7.5 rad/s).
+            friction_velocity: regularisation velocity v_s [rad/s or m/s] of joint friction: the friction torque is
+                joint_friction * tanh(v / v_s), so a joint loaded below its friction creeps at v_s atanh(load /
+                friction).
+                Default 1e-3.
     """
 
     def __init__(
@@ -149,7 +148,8 @@ class SolverMoreauGS(SolverBase):
         self._warm_state = None  # the output state of the step that wrote _warm
 
     def _soft_terms(self, dt: float) -> wp.vec3:
-        """(1 / (kd dt), 1 / (kf dt), ke / kd): the soft model's compliance and spring bias (kernels.soft_contact_terms)."""
+        """(1 / (kd dt), 1 / (kf dt), ke / kd): the soft model's compliance and spring bias
+        (kernels.soft_contact_terms)."""
         return wp.vec3(1.0 / (self.kd * dt), 1.0 / (self.kf * dt), self.ke / self.kd)
 
     @property
@@ -208,7 +208,9 @@ class SolverMoreauGS(SolverBase):
             target_q = self._zero_dofs
         if target_qd is None:
             target_qd = self._zero_dofs
-        by_coord = int(target_q.shape[0] == model.joint_coord_count and model.joint_coord_count != model.joint_dof_count)
+        by_coord = int(
+            target_q.shape[0] == model.joint_coord_count and model.joint_coord_count != model.joint_dof_count
+        )
         body_f = state_in.body_f
         use_body_f = int(body_f is not None and body_f.shape[0] == model.body_count)
         if not use_body_f:

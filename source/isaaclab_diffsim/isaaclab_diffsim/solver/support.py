@@ -13,6 +13,7 @@ from .topology import Topology
 
 wp.set_module_options({"enable_backward": True})
 
+
 @wp.func
 def candidate_world_point(topo: Topology, ci: int, X_b: wp.transform):
     """World point of candidate ci on a body at pose X_b (before subtracting the candidate's radius)."""

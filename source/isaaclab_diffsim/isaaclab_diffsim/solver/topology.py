@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import newton
 import numpy as np
 import warp as wp
-
-import newton
 
 SUPPORTED_JOINTS = {
     int(newton.JointType.PRISMATIC): "PRISMATIC",
@@ -179,9 +178,7 @@ def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray, sou
 IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 
 
-def _candidates(
-    shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None
-) -> tuple[list, float, tuple, tuple]:
+def _candidates(shape_type: int, scale: np.ndarray, xform: np.ndarray, source=None) -> tuple[list, float, tuple, tuple]:
     """(points, radius, semi-axes, rotation) of one collision shape: fixed body points (_candidate_points, zero
     semi-axes), or for an ellipsoid one support candidate at its centre with its semi-axes and orientation
     (support.py)."""
@@ -325,9 +322,14 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             continue
         if int(shape_type[s]) == int(newton.GeoType.PLANE):
             if shape_body[s] != -1:
-                raise ValueError(f"SolverMoreauGS: plane shape {s} is attached to body {shape_body[s]}; planes must be static")
+                raise ValueError(
+                    f"SolverMoreauGS: plane shape {s} is attached to body {shape_body[s]}; planes must be static"
+                )
             if np.any(np.abs(shape_scale[s][:2]) > 0.0):
-                raise ValueError(f"SolverMoreauGS: plane shape {s} is finite (size {shape_scale[s][:2]}); only infinite ground planes are supported")
+                raise ValueError(
+                    f"SolverMoreauGS: plane shape {s} is finite (size {shape_scale[s][:2]}); only infinite ground "
+                    "planes are supported"
+                )
             planes.append(s)
         elif shape_body[s] == -1:
             raise ValueError(

@@ -92,7 +92,9 @@ def check_overrides(overrides: list[str], **roots) -> list[tuple[str, str]]:
             continue
         root, _, path = key.partition(".")
         if root not in roots or not path:
-            raise SystemExit(f"override {item!r}: key must start with one of {sorted(roots)} (or be one of {SELECTORS})")
+            raise SystemExit(
+                f"override {item!r}: key must start with one of {sorted(roots)} (or be one of {SELECTORS})"
+            )
         _walk(roots, key, item)
         out.append((key, item))
     return out

@@ -58,8 +58,9 @@ positive = Rule("a positive finite number", lambda v: is_finite(v) and v > 0)
 non_negative = Rule("a finite number >= 0", lambda v: is_finite(v) and v >= 0)
 boolean = Rule("True or False", lambda v: isinstance(v, bool))
 string = Rule("a string", lambda v: isinstance(v, str))
-finite_range = Rule("(low, high) with finite low <= high",
-                    lambda r: len(r) == 2 and all(is_finite(x) for x in r) and r[0] <= r[1])  # fmt: skip
+finite_range = Rule(
+    "(low, high) with finite low <= high", lambda r: len(r) == 2 and all(is_finite(x) for x in r) and r[0] <= r[1]
+)
 
 
 def in_range(low: float, high: float, low_open: bool = False, high_open: bool = False) -> Rule:
@@ -170,8 +171,13 @@ def type_rule(annotation) -> Rule | None:
             item = type_rule(args[0])
             return Rule("tuple", lambda v: isinstance(v, (list, tuple)) and (item is None or all(item(x) for x in v)))
         items = [type_rule(a) for a in args]
-        return Rule("tuple", lambda v: isinstance(v, (list, tuple)) and (not items or len(v) == len(items) and all(
-            r is None or r(x) for r, x in zip(items, v))))  # fmt: skip
+        return Rule(
+            "tuple",
+            lambda v: (
+                isinstance(v, (list, tuple))
+                and (not items or len(v) == len(items) and all(r is None or r(x) for r, x in zip(items, v)))
+            ),
+        )
     if origin in (list, Sequence) or annotation in (list, Sequence):
         item = type_rule(args[0]) if args else None
         return Rule("list", lambda v: isinstance(v, (list, tuple)) and (item is None or all(item(x) for x in v)))
@@ -184,6 +190,9 @@ def type_rule(annotation) -> Rule | None:
 
 def accepts_float_only(annotation) -> bool:
     """Whether ``annotation`` admits float but not int (an int given for such a field is meant as a float)."""
-    args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (
-        annotation,)  # fmt: skip
+    args = (
+        typing.get_args(annotation)
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        else (annotation,)
+    )
     return float in args and int not in args

@@ -64,8 +64,11 @@ class HorizonCapture:
 
     @property
     def active(self) -> bool:
-        return (self.directory is not None and self.cfg.capture_grad_norm is not None
-                and len(self.paths) < int(self.cfg.max_captures))  # fmt: skip
+        return (
+            self.directory is not None
+            and self.cfg.capture_grad_norm is not None
+            and len(self.paths) < int(self.cfg.max_captures)
+        )
 
     def is_bad(self, grad_norm: float) -> bool:
         return not math.isfinite(grad_norm) or grad_norm > float(self.cfg.capture_grad_norm)

@@ -38,7 +38,13 @@ def export_policy(policy: ShacInferencePolicy, out_dir: str, onnx_filename: str,
         export_policy_as_jit(wrapper, policy.normalizer, out_dir, filename=jit_filename)
     else:  # pragma: no cover - isaaclab_rl is a dependency of isaaclab
         dummy = torch.zeros(1, policy.actor[0].in_features)
-        torch.onnx.export(policy, dummy, os.path.join(out_dir, onnx_filename), input_names=["obs"],
-                          output_names=["actions"], opset_version=18)  # fmt: skip
+        torch.onnx.export(
+            policy,
+            dummy,
+            os.path.join(out_dir, onnx_filename),
+            input_names=["obs"],
+            output_names=["actions"],
+            opset_version=18,
+        )
         torch.jit.script(policy).save(os.path.join(out_dir, jit_filename))
     return {"onnx": os.path.join(out_dir, onnx_filename), "jit": os.path.join(out_dir, jit_filename)}

@@ -29,8 +29,9 @@ class ShacLogger:
         device: Device of the per-env episode sums.
     """
 
-    def __init__(self, log_dir: str | None, num_envs: int, samples_per_iteration: int, rank: int,
-                 device: str | torch.device):  # fmt: skip
+    def __init__(
+        self, log_dir: str | None, num_envs: int, samples_per_iteration: int, rank: int, device: str | torch.device
+    ):
         self.log_dir = log_dir
         self.samples_per_iteration = samples_per_iteration
         self.rank = rank
@@ -51,8 +52,9 @@ class ShacLogger:
             self.writer = SummaryWriter(log_dir=self.log_dir, flush_secs=10)
 
     @torch.no_grad()
-    def process_env_step(self, rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor,
-                         extras: dict | None) -> None:  # fmt: skip
+    def process_env_step(
+        self, rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, extras: dict | None
+    ) -> None:
         """Add one step's (detached) rewards to the running episodes, and collect the episode extras."""
         done = (terminated | truncated).to(self.device)
         self.cur_return += rewards.detach().to(self.device).reshape(-1)
@@ -83,8 +85,20 @@ class ShacLogger:
         self.lengths = deque(ep["lengths"], maxlen=100)
         self.ep_infos = []
 
-    def log(self, it: int, end_it: int, stats: dict[str, float], collect_time: float, learn_time: float, alg: SHAC,
-            *, kappa: float | None, total_samples: int, aborted_samples: int, wall_time: float) -> None:  # fmt: skip
+    def log(
+        self,
+        it: int,
+        end_it: int,
+        stats: dict[str, float],
+        collect_time: float,
+        learn_time: float,
+        alg: SHAC,
+        *,
+        kappa: float | None,
+        total_samples: int,
+        aborted_samples: int,
+        wall_time: float,
+    ) -> None:
         """Write iteration ``it``'s scalars and print its progress line; the episode extras collected since the last
         call are averaged (and dropped)."""
         returns = [r for r in self.returns if np.isfinite(r)]
@@ -93,14 +107,22 @@ class ShacLogger:
         fps = self.samples_per_iteration / max(collect_time + learn_time, 1e-9)
         ep_means = self._episode_extras_means()
         if self.writer is not None:
-            perf = {"total_samples": total_samples, "aborted_samples": aborted_samples, "wall_time": wall_time,
-                    "fps": fps, "collection_time": collect_time, "learning_time": learn_time}  # fmt: skip
+            perf = {
+                "total_samples": total_samples,
+                "aborted_samples": aborted_samples,
+                "wall_time": wall_time,
+                "fps": fps,
+                "collection_time": collect_time,
+                "learning_time": learn_time,
+            }
             scalars = self._scalars(it, stats, ep_means, alg, kappa, mean_return, mean_length, perf)
             for tag, value, step in scalars:
                 self.writer.add_scalar(tag, value, step)
         if self.rank == 0:
-            print(self._progress_line(it, end_it, stats, alg, kappa, total_samples, mean_return, mean_length, fps),
-                  flush=True)  # fmt: skip
+            print(
+                self._progress_line(it, end_it, stats, alg, kappa, total_samples, mean_return, mean_length, fps),
+                flush=True,
+            )
 
     def _episode_extras_means(self) -> dict[str, float]:
         """Mean of each key of the collected episode extras (scalars or tensors); clears them."""
@@ -119,25 +141,40 @@ class ShacLogger:
 
     @staticmethod
     def _scalars(
-        it: int, stats: dict[str, float], ep_means: dict[str, float], alg: SHAC, kappa: float | None,
-        mean_return: float | None, mean_length: float | None, perf: dict,
-    ) -> list[tuple[str, float, int]]:  # fmt: skip
+        it: int,
+        stats: dict[str, float],
+        ep_means: dict[str, float],
+        alg: SHAC,
+        kappa: float | None,
+        mean_return: float | None,
+        mean_length: float | None,
+        perf: dict,
+    ) -> list[tuple[str, float, int]]:
         """(tag, value, step) of every TensorBoard scalar of iteration ``it``, in writing order."""
         out = [(key if "/" in key else f"Episode/{key}", v, it) for key, v in ep_means.items()]
         out += [("Loss/actor", stats["actor_loss"], it), ("Loss/critic", stats["critic_loss"], it)]
-        for tag, key in (("grad_norm", "grad_norm"), ("mean_std", "mean_std"), ("nonfinite_skipped", "nonfinite"),
-                         ("nonfinite_count", "nonfinite_count"), ("exploding_skipped", "exploding_skipped"),
-                         ("exploding_count", "exploding_count")):  # fmt: skip
+        for tag, key in (
+            ("grad_norm", "grad_norm"),
+            ("mean_std", "mean_std"),
+            ("nonfinite_skipped", "nonfinite"),
+            ("nonfinite_count", "nonfinite_count"),
+            ("exploding_skipped", "exploding_skipped"),
+            ("exploding_count", "exploding_count"),
+        ):
             out.append((f"Policy/{tag}", stats[key], it))
         out += [("LR/actor", alg.actor_lr, it), ("LR/critic", alg.critic_lr, it)]
         if kappa is not None:
             out.append(("Env/kappa", kappa, it))
-        out += [("Train/mean_step_reward", stats["mean_step_reward"], it),
-                ("Train/target_value_mean", stats["target_value_mean"], it)]  # fmt: skip
+        out += [
+            ("Train/mean_step_reward", stats["mean_step_reward"], it),
+            ("Train/target_value_mean", stats["target_value_mean"], it),
+        ]
         if mean_return is not None:
-            out += [("Train/mean_reward", mean_return, it),
-                    ("Train/mean_reward/samples", mean_return, perf["total_samples"]),
-                    ("Train/mean_reward/time", mean_return, int(perf["wall_time"]))]  # fmt: skip
+            out += [
+                ("Train/mean_reward", mean_return, it),
+                ("Train/mean_reward/samples", mean_return, perf["total_samples"]),
+                ("Train/mean_reward/time", mean_return, int(perf["wall_time"])),
+            ]
         if mean_length is not None:
             out.append(("Train/mean_episode_length", mean_length, it))
         out += [(f"Perf/{key}", value, it) for key, value in perf.items()]
@@ -146,9 +183,16 @@ class ShacLogger:
 
     @staticmethod
     def _progress_line(
-        it: int, end_it: int, stats: dict[str, float], alg: SHAC, kappa: float | None, total_samples: int,
-        mean_return: float | None, mean_length: float | None, fps: float,
-    ) -> str:  # fmt: skip
+        it: int,
+        end_it: int,
+        stats: dict[str, float],
+        alg: SHAC,
+        kappa: float | None,
+        total_samples: int,
+        mean_return: float | None,
+        mean_length: float | None,
+        fps: float,
+    ) -> str:
         """The console line of iteration ``it`` ("-" for the return and length while no episode has finished)."""
         skip = f" | SKIPPED (non-finite, {alg.consecutive_nonfinite} in a row)" if stats["nonfinite"] else ""
         if stats["exploding_skipped"]:

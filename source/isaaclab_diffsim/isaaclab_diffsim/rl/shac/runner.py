@@ -222,10 +222,17 @@ class ShacRunner:
         self.current_learning_iteration = it + 1
         self.wall_time += t2 - t0
         self.logger.log(
-            it, end_it, stats, t1 - t0, t2 - t1, self.alg,
-            kappa=self.kappa, total_samples=self.total_samples, aborted_samples=self.aborted_samples,
+            it,
+            end_it,
+            stats,
+            t1 - t0,
+            t2 - t1,
+            self.alg,
+            kappa=self.kappa,
+            total_samples=self.total_samples,
+            aborted_samples=self.aborted_samples,
             wall_time=self.wall_time,
-        )  # fmt: skip
+        )
         self.capture.end(self, it + 1, stats, None if failed is None else str(failed))
 
         if self.alg.consecutive_nonfinite >= int(self.cfg.max_consecutive_nonfinite):
@@ -244,8 +251,11 @@ class ShacRunner:
         self.interrupted, self.interrupt_signal = True, intr.signum
         self.alg.abort_horizon()
         if intr.forced:
-            print(f"[SHAC] stopped by {intr} during an update: nothing saved (the iteration was not finished); last"
-                  f" checkpoint: {self.last_checkpoint or 'none'}", flush=True)  # fmt: skip
+            print(
+                f"[SHAC] stopped by {intr} during an update: nothing saved (the iteration was not finished); last"
+                f" checkpoint: {self.last_checkpoint or 'none'}",
+                flush=True,
+            )
             return
         if start_state is not None:  # interrupted inside a rollout: undo it
             set_rng_states(start_state["rng_state"])
@@ -253,8 +263,11 @@ class ShacRunner:
             if "env_state" in start_state:
                 self.env.set_state(start_state["env_state"])
         if not self._writes_checkpoints:
-            print(f"[SHAC] interrupted ({intr}) after iteration {self.current_learning_iteration}; no log_dir, nothing"
-                  " saved", flush=True)  # fmt: skip
+            print(
+                f"[SHAC] interrupted ({intr}) after iteration {self.current_learning_iteration}; no log_dir, nothing"
+                " saved",
+                flush=True,
+            )
             return
         path = os.path.join(self.log_dir or "", f"model_{self.current_learning_iteration}_interrupted.pt")
         self.save(path)
@@ -337,8 +350,13 @@ class ShacRunner:
 
     # ------------------------------------------------------------------ checkpoints
 
-    CHECKPOINT_KEYS = ("model_state_dict", "target_critic_state_dict", "actor_optimizer_state_dict",
-                       "critic_optimizer_state_dict", "iter")  # fmt: skip
+    CHECKPOINT_KEYS = (
+        "model_state_dict",
+        "target_critic_state_dict",
+        "actor_optimizer_state_dict",
+        "critic_optimizer_state_dict",
+        "iter",
+    )
     """Keys every SHAC checkpoint has (a file without them was written by something else)."""
 
     def save(self, path: str, infos: dict | None = None) -> None:
@@ -406,8 +424,10 @@ class ShacRunner:
             self.alg.load_state_dict(state, load_optimizer=load_optimizer)
         except (RuntimeError, KeyError, ValueError) as err:
             first = str(err).strip().splitlines()[0]
-            raise checkpoint_error(path, f"does not fit this runner's networks (saved with another policy cfg or"
-                                         f" observation size?): {first}") from err  # fmt: skip
+            raise checkpoint_error(
+                path,
+                f"does not fit this runner's networks (saved with another policy cfg or observation size?): {first}",
+            ) from err
         if load_optimizer:
             self.current_learning_iteration = int(state["iter"])
             self.total_samples = int(state.get("total_samples", 0))
@@ -423,9 +443,11 @@ class ShacRunner:
                 own = ranks[self.rank]
             elif self.rank > 0:
                 own = {}
-                print(f"[SHAC] rank {self.rank}: {path} holds no state for rank {self.rank} of {self.world_size}"
-                      " (saved with another number of ranks): keeping this rank's seeded RNG and envs",
-                      flush=True)  # fmt: skip
+                print(
+                    f"[SHAC] rank {self.rank}: {path} holds no state for rank {self.rank} of {self.world_size}"
+                    " (saved with another number of ranks): keeping this rank's seeded RNG and envs",
+                    flush=True,
+                )
         if load_optimizer and own.get("episode_stats") is not None:
             self.logger.set_episode_state(to_device(own["episode_stats"], self.device))
         if restore_rng and "rng_state" in own:

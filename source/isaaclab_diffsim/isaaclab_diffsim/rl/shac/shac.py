@@ -232,11 +232,20 @@ class SHAC:
         self.consecutive_nonfinite += 1
         nan = float("nan")
         return {
-            "actor_loss": nan, "grad_norm": nan, "actor_skipped": 1.0, "critic_loss": nan, "critic_skipped": 1.0,
-            "mean_step_reward": nan, "target_value_mean": nan, "nonfinite": 1.0,
-            "nonfinite_count": float(self.nonfinite_count), "mean_std": float(self.policy.std.detach().mean()),
-            "exploding_skipped": 0.0, "exploding_count": float(self.exploding_count), "backward_time": 0.0,
-        }  # fmt: skip
+            "actor_loss": nan,
+            "grad_norm": nan,
+            "actor_skipped": 1.0,
+            "critic_loss": nan,
+            "critic_skipped": 1.0,
+            "mean_step_reward": nan,
+            "target_value_mean": nan,
+            "nonfinite": 1.0,
+            "nonfinite_count": float(self.nonfinite_count),
+            "mean_std": float(self.policy.std.detach().mean()),
+            "exploding_skipped": 0.0,
+            "exploding_count": float(self.exploding_count),
+            "backward_time": 0.0,
+        }
 
     @property
     def actor_loss(self) -> torch.Tensor:
@@ -305,10 +314,13 @@ class SHAC:
         actor_loss = float(loss_value)
         grad_norm, actor_skipped, exploding = self._clip_and_step_actor(params, loss_value)
         return {
-            "actor_loss": actor_loss, "grad_norm": grad_norm, "backward_time": backward_time,
-            "actor_skipped": float(actor_skipped), "exploding_skipped": float(exploding),
+            "actor_loss": actor_loss,
+            "grad_norm": grad_norm,
+            "backward_time": backward_time,
+            "actor_skipped": float(actor_skipped),
+            "exploding_skipped": float(exploding),
             "exploding_count": float(self.exploding_count),
-        }  # fmt: skip
+        }
 
     def _timed_backward(self, loss: torch.Tensor) -> float:
         """``loss.backward()`` (through the physics); returns its seconds."""

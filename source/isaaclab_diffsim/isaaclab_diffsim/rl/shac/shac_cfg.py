@@ -40,8 +40,9 @@ _POLICY_RULES = {
     "critic_hidden_dims": sequence(integer(1), min_length=1),
     "activation": Rule(f"one of {sorted(ACTIVATIONS)}", lambda v: str(v).lower() in ACTIVATIONS),
     "init_log_std": finite,
-    "log_std_range": Rule("(low, high) with finite low < high",
-                          lambda r: len(r) == 2 and all(is_finite(x) for x in r) and r[0] < r[1]),
+    "log_std_range": Rule(
+        "(low, high) with finite low < high", lambda r: len(r) == 2 and all(is_finite(x) for x in r) and r[0] < r[1]
+    ),
     "obs_norm_clip": optional(positive),
 }
 _ALGORITHM_RULES = {

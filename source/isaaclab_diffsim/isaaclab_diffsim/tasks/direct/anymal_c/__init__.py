@@ -27,11 +27,29 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "DiffVelocityEnv": "diff_velocity_env",
-    **{name: "diff_velocity_env_cfg" for name in ("DiffCommandsCfg", "DiffEventsCfg", "DiffGaitCfg",
-                                                   "DiffObservationsCfg", "DiffRewardsCfg", "DiffVelocityEnvCfg")},
+    **{
+        name: "diff_velocity_env_cfg"
+        for name in (
+            "DiffCommandsCfg",
+            "DiffEventsCfg",
+            "DiffGaitCfg",
+            "DiffObservationsCfg",
+            "DiffRewardsCfg",
+            "DiffVelocityEnvCfg",
+        )
+    },
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DiffCommandsCfg",
+    "DiffEventsCfg",
+    "DiffGaitCfg",
+    "DiffObservationsCfg",
+    "DiffRewardsCfg",
+    "DiffVelocityEnv",
+    "DiffVelocityEnvCfg",
+]
+assert sorted(__all__) == sorted(_EXPORTS)
 
 
 def __getattr__(name: str):
@@ -45,8 +63,10 @@ _AGENTS = {
     "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:AnymalCFlatDiffPPORunnerCfg",
 }
 
-for _task, _env_cfg in (("DiffSim-Velocity-Flat-AnymalC-Direct", "AnymalCFlatDiffEnvCfg"),
-                        ("DiffSim-Velocity-Flat-AnymalC-Direct-Play", "AnymalCFlatDiffEnvCfg_PLAY")):
+for _task, _env_cfg in (
+    ("DiffSim-Velocity-Flat-AnymalC-Direct", "AnymalCFlatDiffEnvCfg"),
+    ("DiffSim-Velocity-Flat-AnymalC-Direct-Play", "AnymalCFlatDiffEnvCfg_PLAY"),
+):
     gym.register(
         id=_task,
         entry_point=f"{__name__}:DiffVelocityEnv",

@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import newton
 import torch
 import warp as wp
-
-import newton
 
 from ....assets.robot_layout import RobotLayout
 from ....envs.rotations import yaw_quat
@@ -28,8 +27,14 @@ class BuilderEvents:
         uniform: ``uniform(shape, lo, hi)``, samples from the env's generator.
     """
 
-    def __init__(self, model: newton.Model, layout: RobotLayout, events, default_q: torch.Tensor,
-                 uniform: Callable[..., torch.Tensor]):  # fmt: skip
+    def __init__(
+        self,
+        model: newton.Model,
+        layout: RobotLayout,
+        events,
+        default_q: torch.Tensor,
+        uniform: Callable[..., torch.Tensor],
+    ):
         self.model, self.layout, self.events = model, layout, events
         self.default_q, self.uniform = default_q, uniform
         self.device = default_q.device

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import torch
 import warp as wp
-
 from isaaclab.utils.math import wrap_to_pi
 from isaaclab.utils.noise import UniformNoiseCfg
 
@@ -39,9 +38,21 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     """
 
     cfg_class = DiffVelocityEnvCfg
-    STATE_FIELDS = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time",
-                    "push_time", "heading_target", "is_heading_env", "is_standing_env", "prev_foot_centre",
-                    "leg_kick_time")  # fmt: skip
+    STATE_FIELDS = (
+        "q",
+        "qd",
+        "last_actions",
+        "commands",
+        "feet_air_time",
+        "episode_length_buf",
+        "command_time",
+        "push_time",
+        "heading_target",
+        "is_heading_env",
+        "is_standing_env",
+        "prev_foot_centre",
+        "leg_kick_time",
+    )
 
     def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
         """``cfg`` None: the task's registered config when gymnasium passes ``env_cfg_entry_point`` (``gym.make(id)``),
@@ -78,8 +89,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.push_time = torch.zeros(n, device=dev)
         self.leg_kick_time = torch.zeros(n, device=dev)
         self.feet_air_time = torch.zeros(n, 4, device=dev)
-        self.term_names = [k for k in vars(cfg.rewards)
-                           if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_"))]  # fmt: skip
+        self.term_names = [
+            k for k in vars(cfg.rewards) if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_"))
+        ]
         if cfg.gait.period_s > 0:
             self.term_names.append("gait_foot_height_l2")
         self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
@@ -98,14 +110,25 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             from .scene_model import AnymalCScene
 
             self.isaaclab_scene = AnymalCScene(
-                cfg.num_envs, str(self.device), cfg.sim_dt, kp=cfg.kp, kd=cfg.kd, base_height=cfg.init_base_height,
-                solver_cfg=cfg.solver_cfg, env_spacing=cfg.env_spacing,
+                cfg.num_envs,
+                str(self.device),
+                cfg.sim_dt,
+                kp=cfg.kp,
+                kd=cfg.kd,
+                base_height=cfg.init_base_height,
+                solver_cfg=cfg.solver_cfg,
+                env_spacing=cfg.env_spacing,
             )
             scene = self.isaaclab_scene
             return scene.model, scene.layout, scene.solver  # the physics manager's solver: one per model
         model, layout = build_anymal_c_model(
-            num_worlds=cfg.num_envs, device=str(self.device), kp=cfg.kp, kd=cfg.kd,
-            base_height=cfg.init_base_height, requires_grad=True, source=cfg.asset_source,
+            num_worlds=cfg.num_envs,
+            device=str(self.device),
+            kp=cfg.kp,
+            kd=cfg.kd,
+            base_height=cfg.init_base_height,
+            requires_grad=True,
+            source=cfg.asset_source,
         )
         return model, layout, SolverMoreauGS(model, **cfg.solver_cfg.solver_kwargs())
 
@@ -124,8 +147,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         friction = per_joint(preset.friction, names, what + " friction")
         self.kp_leg, self.kd_leg = torch.tensor(kp, device=self.device), torch.tensor(kd, device=self.device)
         model = self.model
-        for array, values in ((model.joint_target_ke, kp), (model.joint_target_kd, kd),
-                              (model.joint_friction, friction), (model.joint_armature, [preset.armature] * nj)):
+        for array, values in (
+            (model.joint_target_ke, kp),
+            (model.joint_target_kd, kd),
+            (model.joint_friction, friction),
+            (model.joint_armature, [preset.armature] * nj),
+        ):
             wp.to_torch(array, requires_grad=False).view(n, nd)[:, 6:] = torch.tensor(values, device=self.device)
         self.layout = dataclasses.replace(self.layout, stiffness=tuple(kp), damping=tuple(kd))
         self.sim.notify_model_changed(0)
@@ -137,8 +164,15 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         """Entries of each term of the observation (Isaac Lab's flat-MDP terms, before the gait clock), sized by the
         layout's joint count."""
         nj = self.layout.num_joints
-        sizes = {"base_lin_vel": 3, "base_ang_vel": 3, "projected_gravity": 3, "velocity_commands": 3,
-                 "joint_pos": nj, "joint_vel": nj, "actions": nj}  # fmt: skip
+        sizes = {
+            "base_lin_vel": 3,
+            "base_ang_vel": 3,
+            "projected_gravity": 3,
+            "velocity_commands": 3,
+            "joint_pos": nj,
+            "joint_vel": nj,
+            "actions": nj,
+        }
         terms, start = {}, 0
         for name, size in sizes.items():
             terms[name], start = slice(start, start + size), start + size
@@ -148,8 +182,10 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         """The config's observation and action sizes must be those of the model's layout."""
         obs = self._observation_terms()["actions"].stop
         if (self.cfg.observation_space, self.cfg.action_space) != (obs, self.layout.num_joints):
-            raise ValueError(f"observation_space and action_space are {obs} and {self.layout.num_joints} for this "
-                             f"model, got {self.cfg.observation_space!r}, {self.cfg.action_space!r}")
+            raise ValueError(
+                f"observation_space and action_space are {obs} and {self.layout.num_joints} for this "
+                f"model, got {self.cfg.observation_space!r}, {self.cfg.action_space!r}"
+            )
 
     def close(self) -> None:
         """Release the Isaac Lab simulation context of ``asset_source='isaaclab'`` (nothing otherwise)."""
@@ -191,8 +227,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return self.reset_terminated, self.reset_time_outs
 
     def _get_rewards(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        reward, terms = self._rewards(self.q, self.qd, self._base(), self._prev_qd_leg, self.actions,
-                                      self._targets_leg, self.body_q)  # fmt: skip
+        reward, terms = self._rewards(
+            self.q, self.qd, self._base(), self._prev_qd_leg, self.actions, self._targets_leg, self.body_q
+        )
         penalty = self.cfg.rewards.termination_penalty
         if penalty != 0.0:  # Isaac Lab's is_terminated term; constant per failure, so no gradient
             terms["termination_penalty"] = penalty * self.reset_terminated.float() * self.step_dt
@@ -366,7 +403,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         contact = impulses[..., 0] > 1.0 * self.cfg.sim_dt  # 1 N, like Isaac Lab's contact sensor threshold
         first_contact = contact & (self.feet_air_time > 0.0)
         reward = ((self.feet_air_time - self.cfg.rewards.feet_air_time_threshold) * first_contact).sum(1)
-        self.feet_air_time = torch.where(contact, torch.zeros_like(self.feet_air_time), self.feet_air_time + self.step_dt)
+        self.feet_air_time = torch.where(
+            contact, torch.zeros_like(self.feet_air_time), self.feet_air_time + self.step_dt
+        )
         return reward * (self.commands[:, :2].norm(dim=1) > 0.1)
 
     # ------------------------------------------------------------------ resets and events
@@ -394,7 +433,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         c, n = self.cfg.commands, self.num_envs
         with torch.no_grad():
             sampled = torch.stack(
-                [self._uniform((n,), *c.lin_vel_x), self._uniform((n,), *c.lin_vel_y), self._uniform((n,), *c.ang_vel_z)], 1
+                [
+                    self._uniform((n,), *c.lin_vel_x),
+                    self._uniform((n,), *c.lin_vel_y),
+                    self._uniform((n,), *c.ang_vel_z),
+                ],
+                1,
             )
             if c.heading_command:
                 heading = self._uniform((n,), *c.heading)
@@ -416,8 +460,11 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             x, y, z, w = self.q[:, 3:7].unbind(1)
             # Isaac Lab's ArticulationData.heading_w: the yaw of the base's x axis, atan2(R[1, 0], R[0, 0])
             heading_w = torch.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-            yaw_rate = torch.clip(c.heading_control_stiffness * wrap_to_pi(self.heading_target - heading_w),
-                                  min=c.ang_vel_z[0], max=c.ang_vel_z[1])  # fmt: skip
+            yaw_rate = torch.clip(
+                c.heading_control_stiffness * wrap_to_pi(self.heading_target - heading_w),
+                min=c.ang_vel_z[0],
+                max=c.ang_vel_z[1],
+            )
             self.commands = torch.cat(
                 [self.commands[:, :2], torch.where(self.is_heading_env, yaw_rate, self.commands[:, 2])[:, None]], 1
             )
@@ -497,8 +544,10 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         base = torch.as_tensor(self.layout.base_body, device=self.device).long()
         lightest = float(mass[base].min()) + ev.base_mass_add_range[0]
         if lightest <= 0.0:
-            raise ValueError(f"events.base_mass_add_range {ev.base_mass_add_range!r} can make the base mass {lightest:g}"
-                             " kg (must stay > 0)")
+            raise ValueError(
+                f"events.base_mass_add_range {ev.base_mass_add_range!r} can make the base mass {lightest:g}"
+                " kg (must stay > 0)"
+            )
         if self.isaaclab_scene is None:
             return BuilderEvents(self.model, self.layout, ev, self.default_q, self._uniform)
         self.isaaclab_scene.build_event_manager(ev, seed=self.cfg.seed, draw_seed=self._draw_seed)

@@ -171,7 +171,8 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
       bodies, masses and kinematics, legs in Isaac Lab's joint order LF, LH, RF, RH instead of LF, RF, LH, RH);
     - ``"isaaclab"``: Isaac Lab builds it: an ``InteractiveScene`` with ``ANYMAL_C_DIFFSIM_CFG`` and the local
       ground, cloned into one Newton world per env and finalized by the DiffSim physics manager
-      (:class:`~isaaclab_diffsim.tasks.direct.anymal_c.scene_model.AnymalCScene`; 17 bodies per robot, feet on fixed joints, Isaac
+      (:class:`~isaaclab_diffsim.tasks.direct.anymal_c.scene_model.AnymalCScene`; 17 bodies per robot, feet on fixed
+      joints, Isaac
       Lab's joint order). Isaac Lab's simulation context is a singleton: one such env per process, ``close()``
       releases it.
     """
@@ -213,43 +214,71 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
 
     def validate_values(self) -> None:
         """Raise ValueError on values that cannot work (checked again after overrides)."""
-        check(self, {"asset_source": one_of("urdf", "usd", "isaaclab"),
-                     "actuator_preset": Rule(f"'' or one of {sorted(ACTUATOR_PRESETS)}",
-                                             lambda v: not v or v in ACTUATOR_PRESETS)})  # fmt: skip
+        check(
+            self,
+            {
+                "asset_source": one_of("urdf", "usd", "isaaclab"),
+                "actuator_preset": Rule(
+                    f"'' or one of {sorted(ACTUATOR_PRESETS)}", lambda v: not v or v in ACTUATOR_PRESETS
+                ),
+            },
+        )
         super().validate_values()
-        ranges = ["commands.lin_vel_x", "commands.lin_vel_y", "commands.ang_vel_z", "commands.heading",
-                  "events.base_mass_add_range", "events.reset_joint_scale_range"]
-        check(self, {
-            "observation_space": Rule("48 (fixed by the task)", lambda v: v == 48),
-            "action_space": Rule("12 (fixed by the task)", lambda v: v == 12),
-            "solver_cfg.actuator_saturation": Rule(f"{positive.text} (the ANYdrive's envelope)", positive),
-            "gait.period_s": non_negative,
-            "gait.swing_height": non_negative,
-            "gait.joint_swing_scale": non_negative,
-            "gait.phase_offsets": Rule("4 finite numbers (LF, RF, LH, RH)", sequence(finite, length=4)),
-            "env_spacing": non_negative,
-            "kp": positive,
-            "action_scale": positive,
-            "rewards.tracking_std": positive,  # 0 divides by zero in the tracking rewards
-            "commands.resampling_time_s": positive,
-            "init_base_height": positive,
-            "kd": non_negative,
-            "min_base_height": non_negative,
-            "events.push_velocity": non_negative,
-            "events.reset_base_velocity": non_negative,
-            "commands.rel_heading_envs": in_range(0, 1),
-            "commands.rel_standing_envs": in_range(0, 1),
-            "events.base_com_range": Rule("a dict with keys among x, y, z", lambda d: set(d) <= {"x", "y", "z"}),
-            **dict.fromkeys(ranges + [f"events.base_com_range.{k}" for k in self.events.base_com_range], finite_range),
-            "events.foot_friction_range": Rule("(low, high) with finite 0 <= low <= high",
-                                               lambda r: finite_range(r) and r[0] >= 0),
-            "events.push_interval_s": Rule("(low, high) with finite 0 < low <= high",
-                                           lambda r: finite_range(r) and r[0] > 0),
-        })  # fmt: skip
+        ranges = [
+            "commands.lin_vel_x",
+            "commands.lin_vel_y",
+            "commands.ang_vel_z",
+            "commands.heading",
+            "events.base_mass_add_range",
+            "events.reset_joint_scale_range",
+        ]
+        check(
+            self,
+            {
+                "observation_space": Rule("48 (fixed by the task)", lambda v: v == 48),
+                "action_space": Rule("12 (fixed by the task)", lambda v: v == 12),
+                "solver_cfg.actuator_saturation": Rule(f"{positive.text} (the ANYdrive's envelope)", positive),
+                "gait.period_s": non_negative,
+                "gait.swing_height": non_negative,
+                "gait.joint_swing_scale": non_negative,
+                "gait.phase_offsets": Rule("4 finite numbers (LF, RF, LH, RH)", sequence(finite, length=4)),
+                "env_spacing": non_negative,
+                "kp": positive,
+                "action_scale": positive,
+                "rewards.tracking_std": positive,  # 0 divides by zero in the tracking rewards
+                "commands.resampling_time_s": positive,
+                "init_base_height": positive,
+                "kd": non_negative,
+                "min_base_height": non_negative,
+                "events.push_velocity": non_negative,
+                "events.leg_kick_velocity": non_negative,
+                "events.reset_base_velocity": non_negative,
+                "commands.rel_heading_envs": in_range(0, 1),
+                "commands.rel_standing_envs": in_range(0, 1),
+                "events.base_com_range": Rule("a dict with keys among x, y, z", lambda d: set(d) <= {"x", "y", "z"}),
+                **dict.fromkeys(
+                    ranges + [f"events.base_com_range.{k}" for k in self.events.base_com_range], finite_range
+                ),
+                "events.foot_friction_range": Rule(
+                    "(low, high) with finite 0 <= low <= high", lambda r: finite_range(r) and r[0] >= 0
+                ),
+                **dict.fromkeys(
+                    ["events.push_interval_s", "events.leg_kick_interval_s"],
+                    Rule("(low, high) with finite 0 < low <= high", lambda r: finite_range(r) and r[0] > 0),
+                ),
+            },
+        )
         if self.gait.period_s == 0:
-            check_value("gait.joint_swing_scale", self.gait.joint_swing_scale,
-                        Rule("0 while gait.period_s is 0 (the swing needs the gait clock, period_s > 0)",
-                             lambda v: v == 0))  # fmt: skip
-        check_value("min_base_height", self.min_base_height,
-                    Rule(f"below init_base_height ({self.init_base_height!r}), or every episode ends at its first "
-                         "step", lambda v: v < self.init_base_height))  # fmt: skip
+            check_value(
+                "gait.joint_swing_scale",
+                self.gait.joint_swing_scale,
+                Rule("0 while gait.period_s is 0 (the swing needs the gait clock, period_s > 0)", lambda v: v == 0),
+            )
+        check_value(
+            "min_base_height",
+            self.min_base_height,
+            Rule(
+                f"below init_base_height ({self.init_base_height!r}), or every episode ends at its first step",
+                lambda v: v < self.init_base_height,
+            ),
+        )

@@ -13,16 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import newton
 import numpy as np
 import torch
 import warp as wp
 
-import newton
-
 from ....assets.anymal_c_urdf import LEGS, urdf_joint_limits
 from ....assets.robot_layout import RobotLayout
-from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
 from ....envs.seeding import global_rng_seeded
+from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
 from ....solver import SolverMoreauGS
 
 
@@ -41,17 +40,26 @@ class AnymalCScene:
         solver_cfg: The solver's parameters; the physics manager builds the solver (``solver``) from it.
     """
 
-    def __init__(self, num_envs: int, device: str, sim_dt: float, *, kp: float, kd: float, base_height: float,
-                 solver_cfg: DiffSimSolverCfg, env_spacing: float = 2.5):  # fmt: skip
+    def __init__(
+        self,
+        num_envs: int,
+        device: str,
+        sim_dt: float,
+        *,
+        kp: float,
+        kd: float,
+        base_height: float,
+        solver_cfg: DiffSimSolverCfg,
+        env_spacing: float = 2.5,
+    ):
         from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
         from isaaclab.sim import SimulationCfg, SimulationContext
         from isaaclab.terrains import TerrainImporterCfg
         from isaaclab.utils import replace
-        from isaaclab_newton.physics import NewtonManager
+        from isaaclab_newton.physics import NewtonCfg, NewtonManager
 
         from ....assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
         from ....assets.ground_plane import ground_plane_usd_path
-        from isaaclab_newton.physics import NewtonCfg
 
         if SimulationContext.instance() is not None:
             raise RuntimeError(
@@ -177,35 +185,55 @@ class AnymalCScene:
 
         v = float(events.reset_base_velocity)
         terms = {
-            "physics_material": EventTermCfg(func=mdp.randomize_rigid_body_material, mode="startup", params={
-                "asset_cfg": SceneEntityCfg("robot", body_names=".*_FOOT"),
-                "static_friction_range": tuple(events.foot_friction_range),
-                "dynamic_friction_range": tuple(events.foot_friction_range),
-                "restitution_range": (0.0, 0.0),
-                "num_buckets": 64,
-            }),
-            "add_base_mass": EventTermCfg(func=mdp.randomize_rigid_body_mass, mode="startup", params={
-                "asset_cfg": SceneEntityCfg("robot", body_names="base"),
-                "mass_distribution_params": tuple(events.base_mass_add_range),
-                "operation": "add",
-                "recompute_inertia": True,
-                "min_mass": 1e-6,
-            }),
-            "base_com": EventTermCfg(func=mdp.randomize_rigid_body_com, mode="startup", params={
-                "asset_cfg": SceneEntityCfg("robot", body_names="base"),
-                "com_range": {k: tuple(r) for k, r in events.base_com_range.items()},
-            }),
-            "reset_base": EventTermCfg(func=mdp.reset_root_state_uniform, mode="reset", params={
-                "asset_cfg": SceneEntityCfg("robot"),
-                "pose_range": {"yaw": (-math.pi, math.pi)},
-                "velocity_range": {k: (-v, v) for k in ("x", "y", "z", "roll", "pitch", "yaw")},
-            }),
-            "reset_robot_joints": EventTermCfg(func=mdp.reset_joints_by_scale, mode="reset", params={
-                "asset_cfg": SceneEntityCfg("robot"),
-                "position_range": tuple(events.reset_joint_scale_range),
-                "velocity_range": (0.0, 0.0),
-            }),
-        }  # fmt: skip
+            "physics_material": EventTermCfg(
+                func=mdp.randomize_rigid_body_material,
+                mode="startup",
+                params={
+                    "asset_cfg": SceneEntityCfg("robot", body_names=".*_FOOT"),
+                    "static_friction_range": tuple(events.foot_friction_range),
+                    "dynamic_friction_range": tuple(events.foot_friction_range),
+                    "restitution_range": (0.0, 0.0),
+                    "num_buckets": 64,
+                },
+            ),
+            "add_base_mass": EventTermCfg(
+                func=mdp.randomize_rigid_body_mass,
+                mode="startup",
+                params={
+                    "asset_cfg": SceneEntityCfg("robot", body_names="base"),
+                    "mass_distribution_params": tuple(events.base_mass_add_range),
+                    "operation": "add",
+                    "recompute_inertia": True,
+                    "min_mass": 1e-6,
+                },
+            ),
+            "base_com": EventTermCfg(
+                func=mdp.randomize_rigid_body_com,
+                mode="startup",
+                params={
+                    "asset_cfg": SceneEntityCfg("robot", body_names="base"),
+                    "com_range": {k: tuple(r) for k, r in events.base_com_range.items()},
+                },
+            ),
+            "reset_base": EventTermCfg(
+                func=mdp.reset_root_state_uniform,
+                mode="reset",
+                params={
+                    "asset_cfg": SceneEntityCfg("robot"),
+                    "pose_range": {"yaw": (-math.pi, math.pi)},
+                    "velocity_range": {k: (-v, v) for k in ("x", "y", "z", "roll", "pitch", "yaw")},
+                },
+            ),
+            "reset_robot_joints": EventTermCfg(
+                func=mdp.reset_joints_by_scale,
+                mode="reset",
+                params={
+                    "asset_cfg": SceneEntityCfg("robot"),
+                    "position_range": tuple(events.reset_joint_scale_range),
+                    "velocity_range": (0.0, 0.0),
+                },
+            ),
+        }
         self.event_env = _EventEnv(self)
         self.event_manager = EventManager(terms, self.event_env)
         self._startup_seed, self._draw_seed = int(seed), draw_seed
@@ -249,8 +277,12 @@ class AnymalCScene:
         qd = wp.to_torch(NewtonManager.get_state_0().joint_qd, requires_grad=False).view(n, -1)
         before = qd.clone()
         with global_rng_seeded(self.device, seed):
-            mdp.push_by_setting_velocity(self.event_env, envs.nonzero().view(-1), asset_cfg=SceneEntityCfg("robot"),
-                                         velocity_range={"x": (-velocity, velocity), "y": (-velocity, velocity)})
+            mdp.push_by_setting_velocity(
+                self.event_env,
+                envs.nonzero().view(-1),
+                asset_cfg=SceneEntityCfg("robot"),
+                velocity_range={"x": (-velocity, velocity), "y": (-velocity, velocity)},
+            )
         return (qd - before) * envs[:, None]
 
     def set_solver(self, solver: SolverMoreauGS) -> None:

@@ -17,7 +17,6 @@ observation group named in ``obs_groups``.
 """
 
 from isaaclab.utils import configclass
-
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
 
 

@@ -11,8 +11,10 @@ _AGENTS = {
     "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_manager_cfg:AnymalCFlatDiffSimPPORunnerCfg",
 }
 
-for _task, _env_cfg in (("DiffSim-Velocity-Flat-AnymalC", "AnymalCFlatDiffSimEnvCfg"),
-                        ("DiffSim-Velocity-Flat-AnymalC-Play", "AnymalCFlatDiffSimEnvCfg_PLAY")):
+for _task, _env_cfg in (
+    ("DiffSim-Velocity-Flat-AnymalC", "AnymalCFlatDiffSimEnvCfg"),
+    ("DiffSim-Velocity-Flat-AnymalC-Play", "AnymalCFlatDiffSimEnvCfg_PLAY"),
+):
     gym.register(
         id=_task,
         entry_point="isaaclab.envs:ManagerBasedRLEnv",

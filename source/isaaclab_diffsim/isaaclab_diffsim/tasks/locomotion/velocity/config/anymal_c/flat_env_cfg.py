@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from isaaclab.utils import configclass, replace
-
 from isaaclab_tasks.contrib.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatEnvCfg
 from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.velocity_env_cfg import DoneTerm

@@ -1,7 +1,6 @@
 """rsl_rl PPO configuration of the manager-based DiffSim-Velocity-Flat-AnymalC task."""
 
 from isaaclab.utils import configclass
-
 from isaaclab_tasks.contrib.velocity.config.anymal_c.agents.rsl_rl_ppo_cfg import AnymalCFlatPPORunnerCfg
 
 

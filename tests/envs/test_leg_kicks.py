@@ -57,3 +57,14 @@ def test_play_settings_turn_kicks_off():
     cfg.events.leg_kick_velocity = 1.0
     cfg.use_evaluation_settings()
     assert cfg.events.leg_kick_velocity == 0.0
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("leg_kick_velocity", -1.0), ("leg_kick_interval_s", (0.0, 1.0)), ("leg_kick_interval_s", (2.0, 1.0))],
+)
+def test_bad_kick_settings_are_refused(field, value):
+    cfg = DiffVelocityEnvCfg()
+    setattr(cfg.events, field, value)
+    with pytest.raises(ValueError, match=f"events.{field}"):
+        cfg.validate_values()
