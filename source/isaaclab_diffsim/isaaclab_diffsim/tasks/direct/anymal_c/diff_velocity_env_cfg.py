@@ -255,7 +255,9 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "events.reset_base_velocity": non_negative,
                 "commands.rel_heading_envs": in_range(0, 1),
                 "commands.rel_standing_envs": in_range(0, 1),
-                "events.base_com_range": Rule("a dict with keys among x, y, z", lambda d: set(d) <= {"x", "y", "z"}),
+                "events.base_com_range": Rule(
+                    "a dict that takes the keys x, y, z (any of them)", lambda d: set(d) <= {"x", "y", "z"}
+                ),
                 **dict.fromkeys(
                     ranges + [f"events.base_com_range.{k}" for k in self.events.base_com_range], finite_range
                 ),
