@@ -37,7 +37,7 @@ from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, ALGO_NAMES, checkpoint_algorithm, load_policy
 from isaaclab_diffsim.rl.run_checks import RunError, check_device
 from isaaclab_diffsim.solver import CONTACT_MODELS
-from isaaclab_diffsim.utils.cli import resolve_task_cfgs
+from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 
 
 def joint_rows_by_leg(joint_names: list[str]) -> dict[str, list[tuple[int, str]]]:

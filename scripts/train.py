@@ -44,7 +44,7 @@ from isaaclab_diffsim.rl.checkpoints import CheckpointError
 from isaaclab_diffsim.rl.interrupts import exit_code
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
 from isaaclab_diffsim.rl.run_checks import RunError, check_device, check_resume, refuse_overwrite, resolve_resume
-from isaaclab_diffsim.utils.cli import resolve_task_cfgs
+from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 from isaaclab_diffsim.utils.run_dir import new_run_dir
 
 
