@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from isaaclab_diffsim.assets.anymal_c_usd import AssetCacheError
 from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy, open_bundle
 from isaaclab_diffsim.rl.checkpoints import CheckpointError
 from isaaclab_diffsim.rl.evaluation import evaluate
@@ -188,7 +189,7 @@ def main():
     torch.set_num_threads(1)
     try:
         play(args, num_envs)
-    except (RunError, CheckpointError, BundleMismatchError) as err:
+    except (RunError, CheckpointError, BundleMismatchError, AssetCacheError) as err:
         if args.debug:
             raise
         raise SystemExit(f"[play] error: {err}") from None

@@ -38,6 +38,7 @@ import gymnasium as gym
 import torch
 from isaaclab.utils.seed import configure_seed
 
+from isaaclab_diffsim.assets.anymal_c_usd import AssetCacheError
 from isaaclab_diffsim.deploy import dump_params, export_bundle
 from isaaclab_diffsim.rl import distributed
 from isaaclab_diffsim.rl.checkpoints import CheckpointError
@@ -169,7 +170,7 @@ def main():
         args.device, rank = info.device, info.rank
     try:
         run(args, rank)
-    except (RunError, CheckpointError) as err:
+    except (RunError, CheckpointError, AssetCacheError) as err:
         if args.debug:
             raise
         raise SystemExit(f"[train] error: {err}") from None
