@@ -24,7 +24,7 @@ from isaaclab_diffsim.rl.checkpoints import CheckpointError, checkpoint_error
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, checkpoint_algorithm
 from isaaclab_diffsim.rl.ppo_runner import make_ppo_runner
 from isaaclab_diffsim.rl.shac import ShacRunner
-from isaaclab_diffsim.utils.cli import load_task_cfgs
+from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
 
 def stored_cfg(path: str, state: dict, key: str, params_file: str) -> dict | None:

@@ -31,13 +31,14 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from isaaclab_diffsim.assets.anymal_c_usd import AssetCacheError
 from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy, open_bundle
 from isaaclab_diffsim.rl.checkpoints import CheckpointError
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, ALGO_NAMES, checkpoint_algorithm, load_policy
 from isaaclab_diffsim.rl.run_checks import RunError, check_device
 from isaaclab_diffsim.solver import CONTACT_MODELS
-from isaaclab_diffsim.utils.cli import resolve_task_cfgs
+from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 
 
 def joint_rows_by_leg(joint_names: list[str]) -> dict[str, list[tuple[int, str]]]:
@@ -188,7 +189,7 @@ def main():
     torch.set_num_threads(1)
     try:
         play(args, num_envs)
-    except (RunError, CheckpointError, BundleMismatchError) as err:
+    except (RunError, CheckpointError, BundleMismatchError, AssetCacheError) as err:
         if args.debug:
             raise
         raise SystemExit(f"[play] error: {err}") from None

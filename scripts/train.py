@@ -38,13 +38,14 @@ import gymnasium as gym
 import torch
 from isaaclab.utils.seed import configure_seed
 
+from isaaclab_diffsim.assets.anymal_c_usd import AssetCacheError
 from isaaclab_diffsim.deploy import dump_params, export_bundle
 from isaaclab_diffsim.rl import distributed
 from isaaclab_diffsim.rl.checkpoints import CheckpointError
 from isaaclab_diffsim.rl.interrupts import exit_code
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
 from isaaclab_diffsim.rl.run_checks import RunError, check_device, check_resume, refuse_overwrite, resolve_resume
-from isaaclab_diffsim.utils.cli import resolve_task_cfgs
+from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 from isaaclab_diffsim.utils.run_dir import new_run_dir
 
 
@@ -169,7 +170,7 @@ def main():
         args.device, rank = info.device, info.rank
     try:
         run(args, rank)
-    except (RunError, CheckpointError) as err:
+    except (RunError, CheckpointError, AssetCacheError) as err:
         if args.debug:
             raise
         raise SystemExit(f"[train] error: {err}") from None

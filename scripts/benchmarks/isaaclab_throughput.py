@@ -32,7 +32,7 @@ def run_one(preset: str, num_envs: int, device: str, steps: int, warmup: int, pr
     import torch
     from isaaclab_tasks.utils.hydra import resolve_presets
 
-    from isaaclab_diffsim.utils.cli import load_task_cfgs
+    from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
     env_cfg, _ = load_task_cfgs("DiffSim-Velocity-Flat-AnymalC", "rsl_rl_cfg_entry_point")
     env_cfg = resolve_presets(env_cfg, (preset,))

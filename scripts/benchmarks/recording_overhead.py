@@ -19,7 +19,7 @@ import torch
 
 from isaaclab_diffsim.recording import RolloutRecorder
 from isaaclab_diffsim.rl.shac import ShacRunner
-from isaaclab_diffsim.utils.cli import load_task_cfgs
+from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
 
 def main():

@@ -17,7 +17,7 @@ import torch
 
 from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
-from isaaclab_diffsim.utils.cli import apply_overrides
+from isaaclab_diffsim.tasks.task_cfgs import apply_overrides
 
 
 def _load_critic(path: str, num_obs: int):

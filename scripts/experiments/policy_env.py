@@ -36,7 +36,7 @@ def make_policy_env(args, configure=None):
     import gymnasium as gym
     import torch
 
-    from isaaclab_diffsim.utils.cli import resolve_task_cfgs
+    from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 
     if not os.path.isfile(args.checkpoint):
         raise SystemExit(f"checkpoint not found: {args.checkpoint}")

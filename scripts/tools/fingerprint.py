@@ -30,7 +30,7 @@ def rollout(task: str, num_envs: int, steps: int, seed: int) -> dict[str, torch.
     import gymnasium as gym
 
     import isaaclab_diffsim.tasks  # noqa: F401  (registers the tasks)
-    from isaaclab_diffsim.utils.cli import resolve_task_cfgs
+    from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 
     env_cfg, _ = resolve_task_cfgs(task, "shac_cfg_entry_point", [])
     env_cfg.num_envs = num_envs

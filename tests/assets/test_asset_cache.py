@@ -48,3 +48,15 @@ def test_two_processes_build_the_cache_once(tmp_path):
     assert results[0]["built_by"] == results[1]["built_by"] and results[0]["built_by"] in pids
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("anymal_c", "anymal_c.lock")]
     assert len(leftovers) == 1 and (tmp_path / "anymal_c").is_symlink(), leftovers  # the published build only
+
+
+def test_an_unwritable_cache_names_the_variable_to_set(tmp_path, monkeypatch):
+    from isaaclab_diffsim.assets.anymal_c_usd import AssetCacheError, anymal_c_usd_path
+    from isaaclab_diffsim.assets.ground_plane import ground_plane_usd_path
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")  # a folder below a file cannot be created (a read-only cache, also as root)
+    monkeypatch.setenv("ISAACLAB_DIFFSIM_ASSET_DIR", str(blocker / "assets"))
+    for build in (ground_plane_usd_path, anymal_c_usd_path):
+        with pytest.raises(AssetCacheError, match="set ISAACLAB_DIFFSIM_ASSET_DIR to a writable folder"):
+            build()

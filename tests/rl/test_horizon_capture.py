@@ -19,7 +19,7 @@ import torch
 from isaaclab_diffsim.diagnostics import VARIANTS, applied, build_runner, replay
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.rl.shac.capture import load_capture
-from isaaclab_diffsim.utils.cli import load_task_cfgs
+from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
 TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
 HORIZON = 3

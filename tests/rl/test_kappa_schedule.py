@@ -49,7 +49,7 @@ def test_bad_schedule_refused(field, value):
 def test_off_by_default_and_settable_by_overrides():
     import isaaclab_diffsim.tasks  # noqa: F401
     from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
-    from isaaclab_diffsim.utils.cli import resolve_task_cfgs
+    from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 
     _, agent = resolve_task_cfgs("DiffSim-Velocity-Flat-AnymalC-Direct", AGENT_ENTRY["shac"], [])
     assert not agent.kappa_schedule.enabled

@@ -416,3 +416,22 @@ def test_bad_options_give_clear_errors(tmp_path, fakes, scheduler, args, message
     env, _ = fakes
     proc = submit(scheduler, [*paths(tmp_path), "--dry-run", *args], env, check=False)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+@pytest.mark.integration
+def test_cluster_interface_answers_help_and_dry_run_without_connecting(tmp_path, fakes):
+    env, log = fakes
+    bin_dir = Path(env["PATH"].split(":")[0])
+    (bin_dir / "ssh").write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$*" >> "$FAKE_LOG/ssh_calls"\nexit 255\n')
+    (bin_dir / "rsync").write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$*" >> "$FAKE_LOG/rsync_calls"\nexit 255\n')
+    for name in ("ssh", "rsync"):
+        (bin_dir / name).chmod(0o755)
+    env_file = tmp_path / "env.cluster"
+    env_file.write_text("CLUSTER_JOB_SCHEDULER=SLURM\nCLUSTER_LOGIN=user@login.placeholder\nCLUSTER_SCRIPTS_DIR=/x\n")
+    env = {**env, "CLUSTER_ENV_FILE": str(env_file)}
+    run = ["bash", str(CLUSTER / "cluster_interface.sh"), "job"]
+    helped = subprocess.run([*run, "--help"], env=env, capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and "--time" in helped.stdout, helped.stderr
+    dry = subprocess.run([*run, *paths(tmp_path), "--dry-run"], env=env, capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0 and "#SBATCH" in dry.stdout, dry.stderr
+    assert not (log / "ssh_calls").exists() and not (log / "rsync_calls").exists(), "contacted the login node"

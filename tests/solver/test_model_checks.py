@@ -93,6 +93,14 @@ def test_defaults_and_anymal_are_accepted():
     SolverMoreauGS(build_anymal_c_model(2, device="cpu")[0])
 
 
+def test_the_values_the_solver_simulates_are_accepted():
+    """Zero torsional and rolling friction is what the solver does (point contacts): a Coulomb test scene sets it."""
+    model = scene()
+    for name in ("shape_material_mu_torsional", "shape_material_mu_rolling"):
+        getattr(model, name).zero_()
+    SolverMoreauGS(model)
+
+
 @pytest.mark.parametrize("field", list(MUTATIONS))
 def test_unhonoured_field_is_refused(field):
     model = scene()

@@ -335,7 +335,7 @@ def test_rsl_rl_ppo_trains_and_exports_onnx(tmp_path):
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper, handle_deprecated_rsl_rl_cfg
     from rsl_rl.runners import OnPolicyRunner
 
-    from isaaclab_diffsim.utils.cli import load_task_cfgs
+    from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
     env_cfg, agent_cfg = load_task_cfgs("DiffSim-Velocity-Flat-AnymalC", "rsl_rl_cfg_entry_point")
     env_cfg = resolve_presets(env_cfg)  # no ``physics=``: the default preset (smoothed contact)

@@ -11,7 +11,7 @@ from .training import source_checkpoint
 
 
 def ppo_samples_per_iteration(task: str, num_envs: int) -> int:
-    from isaaclab_diffsim.utils.cli import load_task_cfgs
+    from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
     _, agent = load_task_cfgs(task, "rsl_rl_cfg_entry_point")
     return int(num_envs * agent.num_steps_per_env)

@@ -51,6 +51,25 @@ def anymal_c_cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "isaaclab_diffsim" / "assets"
 
 
+class AssetCacheError(OSError):
+    """The asset cache folder cannot be written; the message names ``ISAACLAB_DIFFSIM_ASSET_DIR``."""
+
+
+def writable_cache_folder(folder: Path) -> Path:
+    """``folder``, created if needed; AssetCacheError if it cannot be created or written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write_test_{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise AssetCacheError(
+            f"asset cache {folder} is not writable ({err.strerror or err}): the ANYmal C USD and the ground plane are "
+            "generated there on first use; set ISAACLAB_DIFFSIM_ASSET_DIR to a writable folder"
+        ) from err
+    return folder
+
+
 def _fingerprint(urdf: Path) -> dict:
     return {
         "format": FORMAT_VERSION,
@@ -67,7 +86,7 @@ def anymal_c_usd_path(cache_dir: str | Path | None = None, rebuild: bool = False
     expected = _fingerprint(urdf)
     if not rebuild and _cache_problem(target, expected) is None:
         return target / USD_NAME
-    with _exclusive_lock(folder / "anymal_c.lock"):
+    with _exclusive_lock(writable_cache_folder(folder) / "anymal_c.lock"):
         problem = _cache_problem(target, expected)  # another process may have built it while we waited
         if problem is None and not rebuild:
             return target / USD_NAME

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .anymal_c_usd import anymal_c_cache_dir
+from .anymal_c_usd import anymal_c_cache_dir, writable_cache_folder
 
 GROUND_PLANE_VERSION = 1
 
@@ -30,7 +30,7 @@ def ground_plane_usd_path(static_friction: float = 1.0, dynamic_friction: float 
             stage = None
         if stage is not None and stage.GetPrimAtPath("/GroundPlane/CollisionPlane").IsA(UsdGeom.Plane):
             return path
-    path.parent.mkdir(parents=True, exist_ok=True)
+    writable_cache_folder(path.parent)
     stage = Usd.Stage.CreateInMemory()
     UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
     UsdGeom.SetStageMetersPerUnit(stage, 1.0)

@@ -12,7 +12,7 @@ import numpy as np
 from ..bridge.physics_step import StepTrace, probe_substeps
 from ..rl.shac import ShacRunner
 from ..rl.shac.capture import restore_snapshot
-from ..utils.cli import apply_overrides, load_task_cfgs
+from ..tasks.task_cfgs import apply_overrides, load_task_cfgs
 
 
 @dataclass

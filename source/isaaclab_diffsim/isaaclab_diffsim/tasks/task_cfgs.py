@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import gymnasium as gym
 
-from .validation import accepts_float_only, field_annotation, is_integer, type_rule
+from ..utils.validation import accepts_float_only, field_annotation, is_integer, type_rule
 
 
 def load_entry_point(spec: str):

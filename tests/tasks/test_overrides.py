@@ -3,7 +3,7 @@ of the wrong type refused with the override named."""
 
 import pytest
 
-from isaaclab_diffsim.utils.cli import check_overrides, resolve_task_cfgs
+from isaaclab_diffsim.tasks.task_cfgs import check_overrides, resolve_task_cfgs
 
 TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
 
@@ -66,7 +66,7 @@ def test_optional_field_takes_none_from_its_annotation():
 
 def test_overrides_of_configs_built_in_code():
     from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnvCfg
-    from isaaclab_diffsim.utils.cli import apply_overrides
+    from isaaclab_diffsim.tasks.task_cfgs import apply_overrides
 
     cfg = DiffVelocityEnvCfg()
     apply_overrides(
