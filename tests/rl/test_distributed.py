@@ -40,6 +40,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 from helpers.shac import PointMassEnv, assert_bitwise_equal, full_state, small_cfg
+from helpers.training import TINY_SHAC
 
 from isaaclab_diffsim.rl import distributed
 from isaaclab_diffsim.rl.shac import ShacRunner
@@ -274,13 +275,7 @@ def test_ppo_two_gloo_ranks_identical(tmp_path):
 ROOT = Path(__file__).resolve().parents[2]
 TORCHRUN = str(Path(sys.executable).with_name("torchrun"))
 TINY = [
-    "--num_envs",
-    "2",
-    "agent.horizon=4",
-    "agent.policy.actor_hidden_dims=[16]",
-    "agent.policy.critic_hidden_dims=[16]",
-    "agent.algorithm.critic_iterations=1",
-    "env.episode_length_s=0.2",
+    *TINY_SHAC,
     "--max_iterations",
     "4",
     "--eval_episodes",

@@ -15,17 +15,10 @@ import pytest
 import torch
 import yaml
 from helpers.shac import assert_bitwise_equal
+from helpers.training import TINY_SHAC
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = [
-    "--num_envs",
-    "2",
-    "agent.horizon=4",
-    "agent.policy.actor_hidden_dims=[16]",
-    "agent.policy.critic_hidden_dims=[16]",
-    "agent.algorithm.critic_iterations=1",
-    "env.episode_length_s=0.2",
-]
+TINY = TINY_SHAC
 
 
 def train_cmd(log_root, *extra):
