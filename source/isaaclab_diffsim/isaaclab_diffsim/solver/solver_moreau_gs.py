@@ -75,9 +75,9 @@ class SolverMoreauGS(SolverBase):
                 kept exactly (docs/contact_solver.md "Warm start and early exit"). Ignored with ``adjoint="unrolled"``.
             adjoint: how gradients pass the contact solve. ``"implicit"`` (default): at the converged impulses, by the
                 implicit function theorem on the Gauss-Seidel fixed point with the active set and slip directions frozen
-                (see contact_adjoint.py); independent of the sweep count, with less tape memory and a cheaper backward than
-                unrolling (docs/benchmarks.md). ``"unrolled"``: Warp's reverse mode through every sweep, the exact derivative of what the
-                sweeps compute (they contract, since each contact block is solved exactly). Both agree where the solve
+                (see contact_adjoint.py); independent of the sweep count, with less tape memory and a cheaper
+                backward than unrolling (docs/benchmarks.md). ``"unrolled"``: Warp's reverse mode through every
+                sweep, the exact derivative of what the sweeps compute (they contract, since each contact block is solved exactly). Both agree where the solve
                 has converged (docs/contact_solver.md).
             stabilization: Baumgarte factor: the normal target velocity is -stabilization * min(d, 0) / dt.
                 Default 0 (the plain velocity-level model of the paper: a landing's penetration is kept, not
