@@ -77,8 +77,8 @@ class SolverMoreauGS(SolverBase):
                 implicit function theorem on the Gauss-Seidel fixed point with the active set and slip directions frozen
                 (see contact_adjoint.py); independent of the sweep count, with less tape memory and a cheaper
                 backward than unrolling (docs/benchmarks.md). ``"unrolled"``: Warp's reverse mode through every
-                sweep, the exact derivative of what the sweeps compute (they contract, since each contact block is solved exactly). Both agree where the solve
-                has converged (docs/contact_solver.md).
+                sweep, the exact derivative of what the sweeps compute (they contract, since each contact block is
+                solved exactly). Both agree where the solve has converged (docs/contact_solver.md).
             stabilization: Baumgarte factor: the normal target velocity is -stabilization * min(d, 0) / dt.
                 Default 0 (the plain velocity-level model of the paper: a landing's penetration is kept, not
                 pushed out; a positive value removes it but, in smoothed mode, trades sinking for tangential creep
