@@ -10,13 +10,7 @@ import numpy as np
 import yaml
 
 from .io_spec import OBSERVATION_TERMS, BundleMismatchError, check_env_matches, read_io
-
-
-def _rotate_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """R(q)^T v for (x, y, z, w) unit quaternions, row-wise."""
-    u, w = q[:, :3], q[:, 3:4]
-    t = 2.0 * np.cross(u, v)
-    return v - w * t + np.cross(u, t)
+from .observations import concat_terms, state_terms
 
 
 def open_bundle(bundle_dir: str, env=None):
@@ -79,21 +73,16 @@ class OnnxBundlePolicy:
         env = self.env
         q = env.q.detach().cpu().numpy().astype(np.float32)
         qd = env.qd.detach().cpu().numpy().astype(np.float32)
-        quat = q[:, 3:7]
-        n = q.shape[0]
-        values = {
-            "base_lin_vel": _rotate_inverse(quat, qd[:, 0:3]),
-            "base_ang_vel": _rotate_inverse(quat, qd[:, 3:6]),
-            "projected_gravity": _rotate_inverse(quat, np.tile(np.float32([0.0, 0.0, -1.0]), (n, 1))),
-            "velocity_commands": env.commands.detach().cpu().numpy().astype(np.float32),
-            "joint_pos_rel": q[:, 7:] - self.default_joint_pos,
-            "joint_vel_rel": qd[:, 6:],
-            "last_action": self.last_actions,
-        }
-        unknown = [t for t in self.terms if t not in values]
-        if unknown:
-            raise BundleMismatchError(f"io.yaml asks for observation terms this loop cannot build: {unknown}")
-        return np.concatenate([self.scales[t] * values[t] for t in self.terms], axis=1).astype(np.float32)
+        values = state_terms(
+            q[:, 3:7],
+            qd[:, 0:3],
+            qd[:, 3:6],
+            env.commands.detach().cpu().numpy().astype(np.float32),
+            q[:, 7:] - self.default_joint_pos,
+            qd[:, 6:],
+            self.last_actions,
+        )
+        return concat_terms(self.terms, self.scales, values)
 
     def __call__(self, env_obs):
         import torch
