@@ -1,4 +1,4 @@
-"""Phase-free reward terms of the differentiable task: Isaac Lab's Spot foot clearance and joint deviation."""
+"""Phase-free reward terms of the differentiable task: Isaac Lab's Spot foot clearance, joint deviation, foot lift."""
 
 import math
 
@@ -89,4 +89,60 @@ def test_foot_clearance_gradient_matches_finite_differences():
         with torch.no_grad():
             fd = (reward(a0 + d) - reward(a0 - d)) / (2 * eps)
         assert abs(float(fd)) > 5e-6  # the clearance term moves with these actions (about 3e-5 per unit)
+        assert math.isclose(float(grad[0, j]), float(fd), rel_tol=0.15, abs_tol=2e-6), (j, float(grad[0, j]), float(fd))
+
+
+def only_term(env, keep: tuple[str, ...]) -> None:
+    for name in env.cfg.rewards.__dict__:
+        if name not in (*keep, "tracking_std", "feet_air_time_threshold"):
+            setattr(env.cfg.rewards, name, 0.0)
+
+
+def test_foot_lift_matches_its_formula_and_needs_a_command():
+    env = make_env(foot_lift=0.5)
+    env.reset(seed=0)
+    with torch.no_grad():
+        env.step(torch.full((2, 12), 0.4))
+        env.commands[0, :2] = torch.tensor([0.6, 0.0])
+        env.commands[1, :2] = torch.tensor([0.05, 0.0])  # below 0.1 m/s: no foot-lift reward
+        terms = env._rewards(env.q, env.qd, env._base(), env._prev_qd_leg, env.actions, env._targets_leg, env.body_q)[1]
+    heights = foot_centres(env)[..., 2] - env.foot_radius
+    lifted = heights.clamp(0.0, 0.08).sum(1).clamp(max=0.16) / 0.16
+    assert torch.allclose(terms["foot_lift"][0], 0.5 * lifted[0] * env.step_dt, atol=1e-7)
+    assert float(terms["foot_lift"][1]) == 0.0
+    # two feet 0.1 m up and two on the ground pay the full weight; a third lifted foot adds nothing
+    h = torch.tensor([[0.1, 0.0, 0.0, 0.1], [0.1, 0.1, 0.1, 0.0]])
+    env.foot_heights = lambda body_q: h
+    with torch.no_grad():
+        env.commands[1, :2] = torch.tensor([0.6, 0.0])
+        assert torch.allclose(env._foot_lift(env.body_q), torch.ones(2))
+
+
+def test_foot_lift_gradient_matches_finite_differences():
+    env = make_env(foot_lift=1.0)
+    only_term(env, ("foot_lift", "foot_lift_height"))
+    env.cfg.solver_cfg.contact_model = "smoothed"
+    env.reset(seed=1)
+    with torch.no_grad():
+        env.step(torch.full((2, 12), 0.3))
+        env.commands[:, 0] = 0.8
+    start = env.get_state()
+    a0 = torch.zeros(2, 12)
+    a0[:, 1::3] = 0.6  # thighs forward and knees folded (LF, RF, LH, RH joints in haa, hfe, kfe order): feet lift
+    a0[:, 2::3] = -0.6
+
+    def reward(a):
+        env.set_state(start)
+        env.detach()
+        return env.step(a)[1].sum()
+
+    a = a0.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(reward(a), a)
+    eps = 1e-2
+    for j in (1, 2, 4):
+        d = torch.zeros_like(a0)
+        d[0, j] = eps
+        with torch.no_grad():
+            fd = (reward(a0 + d) - reward(a0 - d)) / (2 * eps)
+        assert abs(float(fd)) > 1e-5, (j, float(fd))
         assert math.isclose(float(grad[0, j]), float(fd), rel_tol=0.15, abs_tol=2e-6), (j, float(grad[0, j]), float(fd))

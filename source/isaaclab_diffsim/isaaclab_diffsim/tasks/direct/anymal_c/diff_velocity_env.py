@@ -90,7 +90,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.leg_kick_time = torch.zeros(n, device=dev)
         self.feet_air_time = torch.zeros(n, 4, device=dev)
         self.term_names = [
-            k for k in vars(cfg.rewards) if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_"))
+            k for k in vars(cfg.rewards) if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_", "foot_lift_"))
         ]
         if cfg.gait.period_s > 0:
             self.term_names.append("gait_foot_height_l2")
@@ -375,6 +375,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         }
         if w.foot_clearance != 0.0:
             terms["foot_clearance"] = self._foot_clearance(body_q)
+        if w.foot_lift != 0.0:
+            terms["foot_lift"] = self._foot_lift(body_q)
         if w.joint_deviation_l1 != 0.0:
             terms["joint_deviation_l1"] = (q[:, 7:] - self.default_leg).abs().sum(1)
         terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
@@ -395,6 +397,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         height = centre[..., 2] - self.foot_radius
         error = (height - w.foot_clearance_height) ** 2 * torch.tanh(w.foot_clearance_tanh_mult * speed)
         return torch.exp(-error.sum(1) / w.foot_clearance_std)
+
+    def _foot_lift(self, body_q: torch.Tensor) -> torch.Tensor:
+        """Lifted feet, up to two, as a fraction of two feet at ``foot_lift_height`` (DiffRewardsCfg.foot_lift)."""
+        h = self.cfg.rewards.foot_lift_height
+        lifted = torch.clamp(self.foot_heights(body_q), 0.0, h).sum(1)
+        return torch.clamp(lifted, max=2.0 * h) / (2.0 * h) * (self.commands[:, :2].norm(dim=1) > 0.1)
 
     @torch.no_grad()
     def _feet_air_time(self):

@@ -51,6 +51,12 @@ class DiffRewardsCfg:
     foot_clearance_height: float = 0.1
     foot_clearance_std: float = 0.05
     foot_clearance_tanh_mult: float = 2.0
+    foot_lift: float = 0.0
+    """Weight of a phase-free foot-lift reward: ``min(sum_f min(h_f, foot_lift_height), 2 foot_lift_height) /
+    (2 foot_lift_height)`` (h: foot height above the ground), granted only while the command asks to move
+    (|command_xy| > 0.1, as feet_air_time). It pays for up to two lifted feet at a time; a quadruped cannot stand on
+    two feet, so collecting it means alternating them. Differentiable; 0 (off) in Isaac Lab's task."""
+    foot_lift_height: float = 0.08
     joint_deviation_l1: float = 0.0
     """Weight of Isaac Lab's ``joint_deviation_l1``: sum of |q - q_default| over the leg joints (a default-pose
     penalty; 0 in Isaac Lab's flat ANYmal task)."""
@@ -246,6 +252,7 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "kp": positive,
                 "action_scale": positive,
                 "rewards.tracking_std": positive,  # 0 divides by zero in the tracking rewards
+                "rewards.foot_lift_height": positive,
                 "commands.resampling_time_s": positive,
                 "init_base_height": positive,
                 "kd": non_negative,
