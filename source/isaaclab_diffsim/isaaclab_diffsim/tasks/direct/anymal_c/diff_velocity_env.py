@@ -90,7 +90,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.leg_kick_time = torch.zeros(n, device=dev)
         self.feet_air_time = torch.zeros(n, 4, device=dev)
         self.term_names = [
-            k for k in vars(cfg.rewards) if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_", "foot_lift_"))
+            k
+            for k in vars(cfg.rewards)
+            if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_", "foot_lift_"))
         ]
         if cfg.gait.period_s > 0:
             self.term_names.append("gait_foot_height_l2")
