@@ -8,6 +8,7 @@ a code move. The rollout: ``--steps`` steps of ``--num_envs`` envs (pushes and r
 grad; the fingerprint holds the final joint state, the summed reward and d(reward)/d(actions). The run: SHAC for
 ``--iterations`` iterations (``--seed``); the fingerprint holds every tensor of its final checkpoint. ``--compare``
 exits 1 naming the first tensor that is not ``torch.equal`` (config fields added since are named, not compared).
+Trailing ``env.*`` / ``agent.*`` overrides apply to both parts (e.g. to set a new default back to its old value).
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ new config field, a new state field of a feature that is off) is named, not coun
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def rollout(task: str, num_envs: int, steps: int, seed: int) -> dict[str, torch.Tensor]:
+def rollout(task: str, num_envs: int, steps: int, seed: int, overrides: list[str]) -> dict[str, torch.Tensor]:
     import gymnasium as gym
 
     import isaaclab_diffsim.tasks  # noqa: F401  (registers the tasks)
     from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 
-    env_cfg, _ = resolve_task_cfgs(task, "shac_cfg_entry_point", [])
+    env_cfg, _ = resolve_task_cfgs(task, "shac_cfg_entry_point", overrides)
     env_cfg.num_envs = num_envs
     env_cfg.seed = seed
     env = gym.make(task, cfg=env_cfg).unwrapped
@@ -54,7 +55,7 @@ def rollout(task: str, num_envs: int, steps: int, seed: int) -> dict[str, torch.
     return out
 
 
-def short_run(task: str, num_envs: int, iterations: int, seed: int) -> dict[str, torch.Tensor]:
+def short_run(task: str, num_envs: int, iterations: int, seed: int, overrides: list[str]) -> dict[str, torch.Tensor]:
     with tempfile.TemporaryDirectory() as log_dir:
         cmd = [
             sys.executable,
@@ -73,6 +74,7 @@ def short_run(task: str, num_envs: int, iterations: int, seed: int) -> dict[str,
             os.path.join(log_dir, "run"),
             "--eval_episodes",
             "0",
+            *overrides,
         ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         ckpt = torch.load(os.path.join(log_dir, "run", f"model_{iterations}.pt"), weights_only=False)
@@ -104,10 +106,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", required=True)
     parser.add_argument("--compare", default=None, help="an earlier fingerprint to compare with, tensor by tensor")
+    parser.add_argument("overrides", nargs="*", help="hydra overrides of the task (env.* / agent.*), both parts")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    fp = {f"rollout/{k}": v for k, v in rollout(args.task, args.num_envs, args.steps, args.seed).items()}
-    fp.update(short_run(args.task, 16, args.iterations, args.seed))
+    fp = rollout(args.task, args.num_envs, args.steps, args.seed, args.overrides)
+    fp = {f"rollout/{k}": v for k, v in fp.items()}
+    fp.update(short_run(args.task, 16, args.iterations, args.seed, args.overrides))
     torch.save(fp, args.out)
     print(f"fingerprint: {len(fp)} tensors -> {args.out}")
     if args.compare is None:

@@ -52,6 +52,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         "is_standing_env",
         "prev_foot_centre",
         "leg_kick_time",
+        "action_queue",
+        "action_delay",
     )
 
     def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
@@ -73,6 +75,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         """The startup, reset and push events: Isaac Lab's event functions on the scene's Articulation
         (``asset_source="isaaclab"``) or :class:`BuilderEvents`; one interface."""
         self.events.apply_startup_events()
+        self._randomise_ground_and_motors()
         self.foot_bodies = torch.as_tensor(layout.foot_bodies, device=dev).long()
         self.foot_centers = torch.tensor(layout.foot_centers, device=dev).repeat(n, 1)
         self.gait_offsets = torch.tensor(cfg.gait.phase_offsets, device=dev)
@@ -89,6 +92,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.push_time = torch.zeros(n, device=dev)
         self.leg_kick_time = torch.zeros(n, device=dev)
         self.feet_air_time = torch.zeros(n, 4, device=dev)
+        self.action_queue = torch.zeros(n, cfg.events.action_delay_range[1], nj, device=dev)
+        """The last actions, newest first, as many as the longest delay (``events.action_delay_range``)."""
+        self.action_delay = torch.zeros(n, dtype=torch.long, device=dev)
         self.term_names = [
             k
             for k in vars(cfg.rewards)
@@ -159,6 +165,27 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.layout = dataclasses.replace(self.layout, stiffness=tuple(kp), damping=tuple(kd))
         self.sim.notify_model_changed(0)
 
+    @torch.no_grad()
+    def _randomise_ground_and_motors(self) -> None:
+        """``events.ground_friction`` on the ground plane (the shapes outside every world) and a motor strength per
+        env (``events.motor_strength_range``) scaling the leg drives' kp, kd and effort limit in the model."""
+        ev, model, n, nd = self.cfg.events, self.model, self.num_envs, self.layout.dofs_per_world
+        self.motor_strength = torch.ones(n, 1, device=self.device)
+        changed = False
+        if ev.ground_friction is not None:
+            ground = torch.as_tensor(model.shape_world.numpy() < 0, device=self.device)
+            if not bool(ground.any()):
+                raise ValueError("events.ground_friction is set, but the model has no ground plane")
+            wp.to_torch(model.shape_material_mu, requires_grad=False)[ground] = float(ev.ground_friction)
+            changed = True
+        if tuple(ev.motor_strength_range) != (1.0, 1.0):
+            self.motor_strength = self._uniform((n, 1), *ev.motor_strength_range)
+            for array in (model.joint_target_ke, model.joint_target_kd, model.joint_effort_limit):
+                wp.to_torch(array, requires_grad=False).view(n, nd)[:, 6:] *= self.motor_strength
+            changed = True
+        if changed:
+            self.sim.notify_model_changed(0)
+
     def _num_observations(self) -> int:
         return int(self.cfg.observation_space) + (2 if self.cfg.gait.period_s > 0 else 0)
 
@@ -211,11 +238,19 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _pre_physics_step(self, actions: torch.Tensor) -> None:
         """Joint targets: default pose + action_scale * actions (+ the trajectory generator's offsets)."""
         self.actions = actions
-        targets_leg = self.default_leg + self.cfg.action_scale * actions
+        targets_leg = self.default_leg + self.cfg.action_scale * self._delayed(actions)
         if self.cfg.gait.joint_swing_scale > 0:
             targets_leg = targets_leg + self.trajectory_generator_offsets()
         self._targets_leg = targets_leg
         self._prev_qd_leg = self.qd[:, 6:]
+
+    def _delayed(self, actions: torch.Tensor) -> torch.Tensor:
+        """The action each env's drives receive: that of ``action_delay`` steps ago (``events.action_delay_range``)."""
+        if self.action_queue.shape[1] == 0:
+            return actions
+        queue = torch.cat([actions[:, None], self.action_queue], 1)
+        self.action_queue = queue[:, :-1]
+        return queue[torch.arange(self.num_envs, device=self.device), self.action_delay]
 
     def _apply_action(self) -> torch.Tensor:
         return torch.cat([self.q.new_zeros(self.num_envs, 7), self._targets_leg], dim=1)
@@ -259,6 +294,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             state = {**state, "prev_foot_centre": torch.zeros(self.num_envs, 4, 3, device=self.device)}
         if "leg_kick_time" not in state:
             state = {**state, "leg_kick_time": torch.zeros(self.num_envs, device=self.device)}
+        if "action_queue" not in state:
+            state = {**state, "action_queue": torch.zeros_like(self.action_queue)}
+            state["action_delay"] = torch.zeros_like(self.action_delay)
         super().set_state(state)
 
     def _apply_interval_events(self) -> bool:
@@ -353,11 +391,11 @@ class DiffVelocityEnv(DiffDirectRLEnv):
 
     def _torques(self, q, qd, targets_leg):
         """ANYdrive DC-motor torque (PD clipped by the torque-speed envelope), as the solver applies it."""
-        v = qd[:, 6:]
-        tau = self.kp_leg * (targets_leg - q[:, 7:]) - self.kd_leg * v
+        v, strength = qd[:, 6:], self.motor_strength
+        tau = strength * (self.kp_leg * (targets_leg - q[:, 7:]) - self.kd_leg * v)
         sat = self.cfg.solver_cfg.actuator_saturation
-        hi = torch.minimum(self.effort_limit, sat * (1.0 - v / self.velocity_limit))
-        lo = torch.maximum(-self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
+        hi = torch.minimum(strength * self.effort_limit, sat * (1.0 - v / self.velocity_limit))
+        lo = torch.maximum(-strength * self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
         return torch.minimum(torch.maximum(tau, lo), hi)
 
     def _rewards(self, q, qd, base, prev_qd_leg, actions, targets_leg, body_q):
@@ -486,6 +524,11 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         e = envs[:, None]
         self.last_actions = torch.where(e, torch.zeros_like(self.last_actions), self.last_actions)
         self.feet_air_time = torch.where(e, torch.zeros_like(self.feet_air_time), self.feet_air_time)
+        if self.action_queue.shape[1] > 0:
+            self.action_queue = torch.where(e[:, :, None], torch.zeros_like(self.action_queue), self.action_queue)
+            lo, hi = self.cfg.events.action_delay_range
+            delay = torch.randint(lo, hi + 1, (self.num_envs,), generator=self._gen, device=self.device)
+            self.action_delay = torch.where(envs, delay, self.action_delay)
         self.episode_length_buf[envs] = 0
         self.command_time[envs] = 0.0
         self.push_time[envs] = self._uniform((int(envs.sum()),), *self.cfg.events.push_interval_s)

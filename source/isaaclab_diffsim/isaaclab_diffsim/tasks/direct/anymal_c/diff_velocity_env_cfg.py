@@ -17,8 +17,10 @@ from ....utils.validation import (
     finite,
     finite_range,
     in_range,
+    is_integer,
     non_negative,
     one_of,
+    optional,
     positive,
     sequence,
 )
@@ -113,7 +115,20 @@ class DiffEventsCfg:
     """
 
     foot_friction_range: tuple[float, float] = (0.8, 0.8)
-    """Friction coefficient of the feet, per env (``static_friction_range``; Newton has one coefficient)."""
+    """Friction coefficient of the feet, per env (``static_friction_range``; Newton has one coefficient). The solver
+    combines two shapes' coefficients by their mean, so the feet meet the ground with ``(foot + ground) / 2``
+    (MuJoCo takes the maximum, PhysX's default is the mean too)."""
+    ground_friction: float | None = None
+    """Friction coefficient of the ground plane (None: the asset's, 1.0). Lower it to reach low effective
+    coefficients: ground 0.3 with feet in (0.3, 2.1) gives an effective coefficient uniform in (0.3, 1.2)."""
+    motor_strength_range: tuple[float, float] = (1.0, 1.0)
+    """Motor strength per env, drawn at startup: the leg drives' kp, kd and effort limit are scaled by it (the
+    DC-motor speed envelope, ``solver_cfg.actuator_saturation``, is one value for all envs and stays)."""
+    action_delay_range: tuple[int, int] = (0, 0)
+    """Action latency [control steps] per env, drawn at every reset, uniform over the integers in the range: the
+    drives receive the action of ``delay`` steps ago (zeros before the episode's first actions), the observation's
+    last action stays the policy's latest. The delayed action is a slice of the actions in the graph, so the gradient
+    reaches the action that acts."""
     base_mass_add_range: tuple[float, float] = (-5.0, 5.0)
     """Added to the base's mass [kg] per env at startup (``mass_distribution_params``); the base's inertia is scaled
     by the same ratio. The env refuses a range that makes a mass <= 0."""
@@ -267,6 +282,14 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 ),
                 **dict.fromkeys(
                     ranges + [f"events.base_com_range.{k}" for k in self.events.base_com_range], finite_range
+                ),
+                "events.ground_friction": optional(non_negative),
+                "events.motor_strength_range": Rule(
+                    "(low, high) with finite 0 < low <= high", lambda r: finite_range(r) and r[0] > 0
+                ),
+                "events.action_delay_range": Rule(
+                    "(low, high) integers with 0 <= low <= high",
+                    lambda r: len(r) == 2 and all(is_integer(v) for v in r) and 0 <= r[0] <= r[1],
                 ),
                 "events.foot_friction_range": Rule(
                     "(low, high) with finite 0 <= low <= high", lambda r: finite_range(r) and r[0] >= 0

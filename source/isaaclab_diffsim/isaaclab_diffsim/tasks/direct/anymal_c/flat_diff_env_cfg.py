@@ -2,7 +2,7 @@
 
 from isaaclab.utils import configclass
 
-from .diff_velocity_env_cfg import DiffVelocityEnvCfg
+from .diff_velocity_env_cfg import DiffEventsCfg, DiffVelocityEnvCfg
 
 
 @configclass
@@ -19,6 +19,12 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
       generator folding two legs at a time the robot sits down within seconds even with zero actions.
     - ``solver_cfg.kappa=200``: a wider sigmoid than the class default (1000): the contact weight is still 0.12 at
       1 cm of separation (4.5e-5 at kappa 1000), so a lifted foot keeps a gradient towards the ground.
+    - domain randomisation wide enough for the conditions a real ANYmal meets (``docs/deployability.md``):
+      effective foot-ground friction uniform in 0.3-1.2 (ground 0.3, feet 0.3-2.1, combined by their mean),
+      motor strength 0.8-1.2, action latency of 0-2 control steps, base mass -5 to +10 kg and pushes of up to
+      1 m/s (Isaac Lab's flat task: friction 0.8, mass +-5 kg, pushes 0.5 m/s, no motor or latency terms).
+      ``-Play`` evaluates at the nominal values instead (friction 0.8 on a 1.0 ground, full strength, no latency,
+      mass +-5 kg).
     - forward commands only (``lin_vel_y`` and ``ang_vel_z`` fixed at 0, no heading command, no standing envs):
       what the evaluation measures. Override ``env.commands.lin_vel_y=(-1.0,1.0)``,
       ``env.commands.heading_command=true`` etc. for Isaac Lab's omnidirectional commands.
@@ -40,13 +46,22 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
         self.commands.ang_vel_z = (0.0, 0.0)
         self.commands.heading_command = False
         self.commands.rel_standing_envs = 0.0
+        ev = self.events
+        ev.ground_friction, ev.foot_friction_range = 0.3, (0.3, 2.1)
+        ev.motor_strength_range, ev.action_delay_range = (0.8, 1.2), (0, 2)
+        ev.base_mass_add_range, ev.push_velocity = (-5.0, 10.0), 1.0
 
 
 @configclass
 class AnymalCFlatDiffEnvCfg_PLAY(AnymalCFlatDiffEnvCfg):
-    """Evaluation: hard contact, forward commands in [-1, 1] m/s only, no pushes, no observation noise."""
+    """Evaluation: hard contact, forward commands in [-1, 1] m/s only, no pushes, no observation noise, nominal
+    friction, motor strength and latency (the robustness variants are ``scripts/deploy/sim2sim.py``'s)."""
 
     def __post_init__(self):
         super().__post_init__()
         self.solver_cfg.contact_model = "hard"
         self.use_evaluation_settings()
+        nominal = DiffEventsCfg()
+        for name in ("ground_friction", "foot_friction_range", "motor_strength_range", "action_delay_range"):
+            setattr(self.events, name, getattr(nominal, name))
+        self.events.base_mass_add_range = nominal.base_mass_add_range
