@@ -146,3 +146,13 @@ def test_foot_lift_gradient_matches_finite_differences():
             fd = (reward(a0 + d) - reward(a0 - d)) / (2 * eps)
         assert abs(float(fd)) > 1e-5, (j, float(fd))
         assert math.isclose(float(grad[0, j]), float(fd), rel_tol=0.15, abs_tol=2e-6), (j, float(grad[0, j]), float(fd))
+
+
+def test_foot_lift_counts_a_foot_only_within_its_air_time_limit():
+    env = make_env(foot_lift=1.0, foot_lift_max_air_s=0.3)
+    env.reset(seed=0)
+    h = torch.tensor([[0.1, 0.0, 0.0, 0.1], [0.1, 0.0, 0.0, 0.1]])
+    env.foot_heights = lambda body_q: h
+    env.commands[:, :2] = torch.tensor([0.6, 0.0])
+    env.feet_air_time = torch.tensor([[0.1, 0.0, 0.0, 0.2], [0.1, 0.0, 0.0, 0.5]])  # env 1's RH foot: up too long
+    assert torch.allclose(env._foot_lift(env.body_q), torch.tensor([1.0, 0.5]))

@@ -439,9 +439,14 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return torch.exp(-error.sum(1) / w.foot_clearance_std)
 
     def _foot_lift(self, body_q: torch.Tensor) -> torch.Tensor:
-        """Lifted feet, up to two, as a fraction of two feet at ``foot_lift_height`` (DiffRewardsCfg.foot_lift)."""
-        h = self.cfg.rewards.foot_lift_height
-        lifted = torch.clamp(self.foot_heights(body_q), 0.0, h).sum(1)
+        """Lifted feet, up to two, as a fraction of two feet at ``foot_lift_height`` (DiffRewardsCfg.foot_lift); with
+        ``foot_lift_max_air_s`` only feet whose air time (``feet_air_time``, this step's) is below it count."""
+        w = self.cfg.rewards
+        h = w.foot_lift_height
+        lifted = torch.clamp(self.foot_heights(body_q), 0.0, h)
+        if w.foot_lift_max_air_s > 0.0:
+            lifted = lifted * (self.feet_air_time < w.foot_lift_max_air_s)
+        lifted = lifted.sum(1)
         return torch.clamp(lifted, max=2.0 * h) / (2.0 * h) * (self.commands[:, :2].norm(dim=1) > 0.1)
 
     @torch.no_grad()

@@ -59,6 +59,9 @@ class DiffRewardsCfg:
     (|command_xy| > 0.1, as feet_air_time). It pays for up to two lifted feet at a time; a quadruped cannot stand on
     two feet, so collecting it means alternating them. Differentiable; 0 (off) in Isaac Lab's task."""
     foot_lift_height: float = 0.08
+    foot_lift_max_air_s: float = 0.0
+    """A lifted foot counts for ``foot_lift`` only while its air time (since its last contact) is below this [s]; it
+    must touch down to count again, so holding a foot up earns nothing. 0: no limit."""
     joint_deviation_l1: float = 0.0
     """Weight of Isaac Lab's ``joint_deviation_l1``: sum of |q - q_default| over the leg joints (a default-pose
     penalty; 0 in Isaac Lab's flat ANYmal task)."""
@@ -268,6 +271,7 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "action_scale": positive,
                 "rewards.tracking_std": positive,  # 0 divides by zero in the tracking rewards
                 "rewards.foot_lift_height": positive,
+                "rewards.foot_lift_max_air_s": non_negative,
                 "commands.resampling_time_s": positive,
                 "init_base_height": positive,
                 "kd": non_negative,
