@@ -3,8 +3,9 @@ differences, through stumbling and falling ANYmal C horizons with terminations, 
 
 The objective J(theta) is SHAC's actor loss (``SHAC.actor_loss``: discounted rewards, the target critic's value taken
 as 0 after a failure, V'(terminal obs) after a time-out, V'(s_h) at the horizon's end) of one 12-step horizon of the
-registered task's env config (URDF builder) from a fixed saved env state, with the policy's sampling noise fixed (the
-global RNG is reseeded before every evaluation): a deterministic function of all actor parameters theta (MLP and
+registered task's env config (URDF builder, training randomisation off) from a fixed saved env state, with the
+policy's sampling noise fixed (the global RNG is reseeded before every evaluation): a deterministic function of all
+actor parameters theta (MLP and
 log-std). Along each of 30 random unit directions u the analytic derivative a = grad J . u (autograd through the
 simulator's adjoint) is compared with the central difference f = (J(theta + eps u) - J(theta - eps u)) / (2 eps).
 The issue asks for |a - f| <= 0.1 max(|a|, |f|) on at least 90% of the directions.
@@ -47,6 +48,7 @@ from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.solver import ADJOINTS
 from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
 from isaaclab_diffsim.tasks.direct.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+from isaaclab_diffsim.tasks.direct.anymal_c.diff_velocity_env_cfg import DiffEventsCfg
 from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
 
 NUM_ENVS = 16
@@ -77,6 +79,10 @@ def make_stumbling_setup(adjoint: str, seed: int = 0, num_envs: int = NUM_ENVS, 
     bootstrapped with V'(terminal obs)).
     """
     cfg = AnymalCFlatDiffEnvCfg(num_envs=num_envs, asset_source="urdf", seed=seed)
+    nominal = DiffEventsCfg()  # the scenario is tuned on the nominal conditions (training randomisation off)
+    for name in ("ground_friction", "foot_friction_range", "motor_strength_range", "action_delay_range"):
+        setattr(cfg.events, name, getattr(nominal, name))
+    cfg.events.base_mass_add_range, cfg.events.push_velocity = nominal.base_mass_add_range, nominal.push_velocity
     cfg.rewards.feet_air_time = 0.0  # contact timing: stopped gradient and a jump at every touchdown (not in J here)
     cfg.solver_cfg.adjoint = adjoint
     for key, value in env_overrides.items():
