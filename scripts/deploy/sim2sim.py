@@ -19,6 +19,7 @@ v_xy| (base frame, m/s), episode length, joint power and roll/pitch rms.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -117,6 +118,7 @@ def main(argv=None):
     parser.add_argument("--episode_s", type=float, default=20.0, help="episode length [s] (the task's: 20)")
     parser.add_argument("--vx_range", type=float, nargs=2, default=(-1.0, 1.0), help="forward command range [m/s]")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="device of --sim diffsim (MuJoCo runs on the CPU)")
     parser.add_argument("--out", default=None, help="JSON file for the results")
     args = parser.parse_args(argv)
     if args.episodes < 1:
@@ -132,7 +134,7 @@ def main(argv=None):
     except BundleMismatchError as err:
         raise SystemExit(f"[sim2sim] error: {err}") from None
     commands = draw_commands(args.episodes, tuple(args.vx_range), args.seed)
-    run = run_mujoco if args.sim == "mujoco" else run_diffsim
+    run = run_mujoco if args.sim == "mujoco" else functools.partial(run_diffsim, device=args.device)
     results = {}
     print(f"[sim2sim] {args.sim}, {args.episodes} episodes of {args.episode_s:g} s, bundle {args.bundle}")
     print(
