@@ -80,6 +80,7 @@ def test_deployability_end_to_end_tiny(tmp_path):
         "experiment.episodes=1",
         "experiment.episode_s=1.0",
         "experiment.variants=[nominal,motor0.8]",
+        "experiment.trace_step_s=0.25",
     ]
     subprocess.run(argv, check=True, cwd=REPO)
     result = json.load(open(tmp_path / "results" / "deployability" / "result.json"))
@@ -87,3 +88,4 @@ def test_deployability_end_to_end_tiny(tmp_path):
     assert set(result["numbers"]["mujoco"]["randomised"]) == {"nominal", "motor0.8"}
     page = open(tmp_path / "results.md").read()
     assert "## deployability" in page and "**MuJoCo**" in page and "**our hard contact model**" in page
+    assert "velocity_trace_randomised_seed1.png" in page

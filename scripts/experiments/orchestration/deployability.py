@@ -4,6 +4,7 @@ through ``scripts/deploy/sim2sim.py`` in MuJoCo and in our hard contact model un
 from __future__ import annotations
 
 import os
+import shutil
 
 from isaaclab_diffsim.experiments.deployability import GOAL_FALL_RATE, GOAL_TRACKING, SIMS, summarize
 
@@ -12,6 +13,7 @@ from .jobs import Job, python, run_and_load, run_jobs
 from .recipe import training_jobs
 
 RESULT_FILE = "sim2sim.json"
+TRACE_FILE = "trace.json"
 
 
 def sim2sim_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job]) -> dict:
@@ -40,6 +42,8 @@ def sim2sim_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int
             ]
             if sim == "diffsim":
                 argv += ["--device", ctx.size["device"]]
+            else:  # the Figure 6 analogue
+                argv += ["--trace", os.path.join(directory, TRACE_FILE), "--trace_step_s", str(exp["trace_step_s"])]
             jobs[(run, seed, sim)] = Job(f"sim2sim {sim} {run} seed {seed}", directory, argv)
     return jobs
 
@@ -51,6 +55,12 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
     run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
     loaded = run_and_load(sim2sim_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], RESULT_FILE)
     tables, numbers = summarize(exp, loaded)
+    figures = []
+    for (run, seed), tjob in trained.items():
+        png = os.path.join(tjob.directory, "sim2sim_mujoco", TRACE_FILE.replace(".json", ".png"))
+        if os.path.isfile(png):  # matplotlib installed
+            figures.append(f"velocity_trace_{run}_seed{seed}.png")
+            shutil.copy(png, ctx.path(figures[-1]))
     base = " ".join(f"`{o}`" for o in exp.get("base_overrides", [])) or "none"
     intro = (
         f"Each run: SHAC on `{exp['task']}` with the base overrides {base} plus the run's own, "
@@ -59,10 +69,12 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
         "variant (forward commands drawn from one seed, the same in both simulators). Goal per seed in MuJoCo: "
         f"falls < {100 * GOAL_FALL_RATE:.0f} % in every variant with friction 0.4-1.2, payload -5 to +10 kg, pushes "
         f"up to 1 m/s, latency up to 2 control steps and motor strength +-20 %, and a nominal tracking error "
-        f"< {GOAL_TRACKING} m/s."
+        f"< {GOAL_TRACKING} m/s. Figures: commanded against achieved forward velocity in MuJoCo for the steps "
+        f"0, 0.5, 1.0, 0 m/s of {exp['trace_step_s']} s each."
     )
     return {
         "tables": [intro + "\n\n" + tables[0], *tables[1:]],
+        "figures": figures,
         "numbers": numbers,
         "training_wall_s": {f"{r} seed {s}": job.result()["wall_s"] for (r, s), job in trained.items()},
         "bundles": {f"{r} seed {s}": os.path.join(job.info["run_dir"], "exported") for (r, s), job in trained.items()},
