@@ -4,21 +4,24 @@
         --variants nominal,friction0.5,payload10,latency1,push1.0 --episodes 16 --out result.json
 
 ``--sim mujoco``: MuJoCo's C engine on the project's ANYmal C URDF (free base, ground plane, elliptic cones), the
-bundle's PD drives in Python at 400 Hz, the controller at io.yaml's dt. ``--sim diffsim``: the -Play task on hard
-contact, driven by :class:`~isaaclab_diffsim.deploy.OnnxBundlePolicy`. Both start every episode upright at rest in
-the default pose at the task's init height, with a forward command per episode drawn from a fixed seed (the same
-in both simulators), no command resampling, no base mass or CoM randomisation.
+bundle's PD drives in Python at 400 Hz, the controller (``isaaclab_diffsim.deploy.Controller``: onnxruntime, named
+measurements) at io.yaml's dt. ``--sim diffsim``: the -Play task on hard contact with the bundle's asset, driven by
+the same Controller. Both start every episode upright at rest in the default pose at the task's init height, with
+a forward command per episode drawn from a fixed seed (the same in both simulators), no command resampling, no
+base mass or CoM randomisation.
 
-Variants: ``nominal``, ``friction<mu>`` (effective foot-ground friction: MuJoCo combines two geoms by their
-maximum, our solver by their mean, so both the feet and the ground get mu), ``payload<kg>`` (added to the base,
-inertia scaled alike), ``latency<k>`` (actions reach the drives k control steps late), ``push<v>`` (base x and y
-velocity changes uniform in +-v every 5 s). Prints one line per variant: fall rate, tracking error |cmd_xy -
-v_xy| (base frame, m/s), episode length, joint power and roll/pitch rms.
+Variants (``isaaclab_diffsim.deploy.sim2sim.variants``): ``nominal``, ``friction<mu>``, ``payload<kg>``,
+``latency<k>`` (control steps), ``push<v>``, ``motor<scale>`` (PD gains and torque envelope), ``noise`` (the task's
+observation noise on the measurements) and ``cmd<vx>`` (a fixed forward command). Prints one line per variant of
+the metrics of ``isaaclab_diffsim.deploy.sim2sim.metrics``; ``--out`` writes them as JSON. ``--trace FILE`` runs one
+more MuJoCo episode under a step schedule of forward commands (``--trace_levels``, ``--trace_step_s``) and writes
+commanded against achieved base velocity (JSON, and a PNG when matplotlib is installed).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -30,13 +33,13 @@ import numpy as np
 from isaaclab_diffsim.deploy.io_spec import BundleMismatchError
 from isaaclab_diffsim.deploy.onnx_policy import open_bundle
 from isaaclab_diffsim.deploy.sim2sim import parse_variants, summarize
-from isaaclab_diffsim.deploy.sim2sim.actuator import DcMotor
-from isaaclab_diffsim.deploy.sim2sim.metrics import EpisodeAccumulator
 from isaaclab_diffsim.deploy.sim2sim.variants import PUSH_INTERVAL_S
 
 PLAY_TASK = "DiffSim-Velocity-Flat-AnymalC-Direct-Play"
 INIT_HEIGHT, MIN_HEIGHT, MAX_GRAVITY_Z = 0.6, 0.3, -0.5
 """The task's init_base_height, min_base_height and max_gravity_z (DiffVelocityEnvCfg)."""
+NOISY_MEASUREMENTS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel")
+"""The measurements (and DiffObservationsCfg fields) the task's observation noise corrupts."""
 
 
 def draw_commands(episodes: int, vx_range: tuple[float, float], seed: int) -> np.ndarray:
@@ -46,29 +49,79 @@ def draw_commands(episodes: int, vx_range: tuple[float, float], seed: int) -> np
     return cmd
 
 
-def run_mujoco(bundle, variant, commands, episode_s, seed):
+def variant_commands(variant, commands: np.ndarray) -> np.ndarray:
+    """The drawn commands, or (vx, 0, 0) for every episode under a ``cmd<vx>`` variant."""
+    if variant.command_vx is None:
+        return commands
+    out = np.zeros_like(commands)
+    out[:, 0] = variant.command_vx
+    return out
+
+
+def task_noise_ranges() -> dict[str, tuple[float, float]]:
+    """(lo, hi) of the task's uniform observation noise per measurement (DiffObservationsCfg; imports Isaac Lab's
+    noise configs, so only when a ``noise`` variant is asked for)."""
+    from isaaclab_diffsim.tasks.direct.anymal_c.diff_velocity_env_cfg import DiffObservationsCfg
+
+    cfg, out = DiffObservationsCfg(), {}
+    for name in NOISY_MEASUREMENTS:
+        noise = getattr(cfg, name)
+        if noise is None:
+            continue
+        if getattr(noise, "operation", "add") != "add" or not hasattr(noise, "n_min"):
+            raise ValueError(f"observations.{name}: only additive uniform noise is supported, got {noise!r}")
+        out[name] = (float(noise.n_min), float(noise.n_max))
+    return out
+
+
+def mujoco_runner(bundle, noise=None):
     from isaaclab_diffsim.deploy.sim2sim.mujoco_loop import MujocoRunner
 
     io, session = open_bundle(bundle)
-    runner = MujocoRunner(io, session, init_height=INIT_HEIGHT, min_height=MIN_HEIGHT, max_gravity_z=MAX_GRAVITY_Z)
+    return MujocoRunner(
+        io, session, init_height=INIT_HEIGHT, min_height=MIN_HEIGHT, max_gravity_z=MAX_GRAVITY_Z, noise=noise
+    )
+
+
+def run_mujoco(bundle, variant, commands, episode_s, seed, noise=None):
+    runner = mujoco_runner(bundle, noise)
     eps = [runner.episode(c, variant, episode_s, seed + i) for i, c in enumerate(commands)]
     return eps, runner.dt
 
 
-def run_diffsim(bundle, variant, commands, episode_s, seed, device="cpu"):
+def scale_motors(env, strength: float) -> None:
+    """PD gains and effort limits of the legs' drives times ``strength`` in the model the solver steps and in the
+    env's own copies (the saturation torque is scaled in the cfg before the env is built)."""
+    import warp as wp
+
+    n, nd = env.num_envs, env.layout.dofs_per_world
+    for array in (env.model.joint_target_ke, env.model.joint_target_kd, env.model.joint_effort_limit):
+        wp.to_torch(array, requires_grad=False).view(n, nd)[:, 6:] *= strength
+    env.kp_leg, env.kd_leg, env.effort_limit = env.kp_leg * strength, env.kd_leg * strength, env.effort_limit * strength
+    env.sim.notify_model_changed(0)
+
+
+def run_diffsim(bundle, variant, commands, episode_s, seed, noise=None, device="cpu"):
     import gymnasium as gym
     import torch
     import warp as wp
 
-    from isaaclab_diffsim.deploy import OnnxBundlePolicy
+    from isaaclab_diffsim.deploy import Controller
+    from isaaclab_diffsim.deploy.observations import rotate_inverse
+    from isaaclab_diffsim.deploy.sim2sim.actuator import DcMotor
+    from isaaclab_diffsim.deploy.sim2sim.metrics import EpisodeAccumulator, StepSample
+    from isaaclab_diffsim.deploy.sim2sim.mujoco_loop import joint_limits
+    from isaaclab_diffsim.deploy.sim2sim.noise import add_noise
     from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
     from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 
-    open_bundle(bundle)
     torch.set_num_threads(1)
+    io, _ = open_bundle(bundle)
     cfg, _ = resolve_task_cfgs(PLAY_TASK, AGENT_ENTRY["shac"], [])
+    cfg.asset_source = io["training"]["asset_source"]  # the robot (and joint order) of training
     cfg.device, cfg.num_envs, cfg.seed = device, len(commands), seed
     cfg.solver_cfg.contact_model = "hard"
+    cfg.solver_cfg.actuator_saturation *= variant.motor
     cfg.episode_length_s = episode_s
     cfg.init_base_height = INIT_HEIGHT
     cfg.commands.resampling_time_s = episode_s + 1.0
@@ -82,30 +135,75 @@ def run_diffsim(bundle, variant, commands, episode_s, seed, device="cpu"):
         # every shape, ground included: the solver's mean of foot and ground mu is then the variant's mu
         mu = wp.to_torch(env.model.shape_material_mu, requires_grad=False)
         mu[:] = variant.friction
+    if variant.motor != 1.0:
+        scale_motors(env, variant.motor)
     try:
-        policy = OnnxBundlePolicy(bundle, env)
-        motor = DcMotor(policy.io["articulations"]["robot"])
-        obs = env.reset(seed=seed)
+        io, session = open_bundle(bundle, env)
+        ctrl = Controller(io=io, session=session, num_robots=len(commands))  # env order = bundle order (checked)
+        robot = io["articulations"]["robot"]
+        default = np.asarray(robot["default_joint_pos"])
+        scale = float(io["actions"]["joint_pos"]["scale"])
+        motor = DcMotor(robot, variant.motor)
+        rng = np.random.default_rng(seed)
+        env.reset(seed=seed)
         env.commands = torch.as_tensor(commands, dtype=env.commands.dtype, device=env.device)
-        acc = EpisodeAccumulator(commands)
-        queue = [torch.zeros(len(commands), len(policy.default_joint_pos))] * variant.latency
+        ctrl.reset()
+        acc = EpisodeAccumulator(commands, *joint_limits(robot["joint_names"]), env.step_dt, env.foot_radius)
+        queue = [np.zeros((len(commands), len(default)), dtype=np.float32)] * variant.latency
         while acc.active.any():
-            actions = policy(obs)
+            q = env.q.detach().cpu().numpy().astype(np.float64)
+            qd = env.qd.detach().cpu().numpy().astype(np.float64)
+            meas = {
+                "base_lin_vel": rotate_inverse(q[:, 3:7], qd[:, 0:3]),
+                "base_ang_vel": rotate_inverse(q[:, 3:7], qd[:, 3:6]),
+                "projected_gravity": rotate_inverse(q[:, 3:7], np.tile([0.0, 0.0, -1.0], (len(q), 1))),
+                "joint_pos": q[:, 7:],
+                "joint_vel": qd[:, 6:],
+                "command": commands,
+            }
+            if variant.noise:
+                meas = add_noise(meas, noise, rng)
+            targets = ctrl.step(meas)
+            actions = ctrl.last_action
             queue.append(actions)
             applied = queue.pop(0)
-            obs, _, term, trunc, extras = env.step(applied)
+            # the drives get the targets of the delayed actions at the current gait phase
+            target = (targets + scale * (applied - actions)).astype(np.float64)
+            _, _, term, trunc, extras = env.step(torch.from_numpy(applied).to(env.device))
+            terminal = extras["terminal_obs"].detach().cpu().numpy().astype(np.float64)
+            q_after, qd_after = terminal[:, 12:24] + default, terminal[:, 24:36]
             with torch.no_grad():
-                targets = env.default_leg + env.cfg.action_scale * applied
-                if env.cfg.gait.joint_swing_scale > 0:
-                    targets = targets + env.trajectory_generator_offsets()
-            terminal = extras["terminal_obs"].cpu().numpy()
-            qd = env.qd[:, 6:].detach().cpu().numpy().astype(np.float64)
-            q = env.q[:, 7:].detach().cpu().numpy().astype(np.float64)
-            power = np.abs(motor.torque(targets.cpu().numpy(), q, qd) * qd).sum(1)
-            acc.add(terminal[:, 0:3], terminal[:, 6:9], power, term.cpu().numpy(), trunc.cpu().numpy())
+                feet = env.foot_centres(env.body_q).cpu().numpy().astype(np.float64)
+            acc.add(
+                StepSample(
+                    terminal[:, 0:3],
+                    terminal[:, 3:6],
+                    terminal[:, 6:9],
+                    q_after,
+                    qd_after,
+                    motor.torque(target, q_after, qd_after),
+                    feet,
+                    term.cpu().numpy(),
+                    trunc.cpu().numpy(),
+                )
+            )
     finally:
         env.close()
     return acc.episodes(), env.step_dt
+
+
+def run_trace(bundle, path, levels, step_s, seed, noise=None) -> list[str]:
+    """The Figure 6 analogue in MuJoCo: one nominal episode under a step schedule of forward commands."""
+    from isaaclab_diffsim.deploy.sim2sim import parse_variant
+    from isaaclab_diffsim.deploy.sim2sim.trace import step_schedule, write_trace
+
+    runner = mujoco_runner(bundle, noise)
+    rows = []
+    ep = runner.episode(
+        (levels[0], 0.0, 0.0), parse_variant("nominal"), len(levels) * step_s, seed, step_schedule(levels, step_s), rows
+    )
+    title = f"MuJoCo, nominal: commanded vs achieved base velocity ({'fell' if ep.fell else 'no fall'})"
+    return write_trace(path, rows, {"bundle": bundle, "levels": levels, "step_s": step_s, "title": title})
 
 
 def main(argv=None):
@@ -117,7 +215,13 @@ def main(argv=None):
     parser.add_argument("--episode_s", type=float, default=20.0, help="episode length [s] (the task's: 20)")
     parser.add_argument("--vx_range", type=float, nargs=2, default=(-1.0, 1.0), help="forward command range [m/s]")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="device of --sim diffsim (MuJoCo runs on the CPU)")
     parser.add_argument("--out", default=None, help="JSON file for the results")
+    parser.add_argument(
+        "--trace", default=None, help="JSON file (and a PNG beside it): commanded vs achieved velocity in MuJoCo"
+    )
+    parser.add_argument("--trace_levels", type=float, nargs="+", default=(0.0, 0.5, 1.0, 0.0), help="vx steps [m/s]")
+    parser.add_argument("--trace_step_s", type=float, default=5.0, help="seconds per level of --trace_levels")
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error(f"--episodes must be >= 1, got {args.episodes}")
@@ -131,30 +235,43 @@ def main(argv=None):
         open_bundle(args.bundle)
     except BundleMismatchError as err:
         raise SystemExit(f"[sim2sim] error: {err}") from None
+    if args.trace and not args.trace_step_s > 0:
+        parser.error(f"--trace_step_s must be > 0, got {args.trace_step_s}")
     commands = draw_commands(args.episodes, tuple(args.vx_range), args.seed)
-    run = run_mujoco if args.sim == "mujoco" else run_diffsim
+    noise = task_noise_ranges() if any(v.noise for v in variants) else None
+    run = run_mujoco if args.sim == "mujoco" else functools.partial(run_diffsim, device=args.device)
     results = {}
     print(f"[sim2sim] {args.sim}, {args.episodes} episodes of {args.episode_s:g} s, bundle {args.bundle}")
-    print(
-        f"{'variant':<14}{'falls':>7}{'track err':>11}{'length s':>10}{'power W':>9}{'roll':>7}{'pitch':>7}"
-        f"{'wall s':>8}"
+    columns = (
+        ("falls", "fall_rate", "{:>7.2f}"),
+        ("lin err", "tracking_error", "{:>9.3f}"),
+        ("yaw err", "yaw_rate_error", "{:>9.3f}"),
+        ("length s", "episode_length_s", "{:>9.1f}"),
+        ("power W", "joint_power_w", "{:>9.0f}"),
+        ("roll", "roll_rms", "{:>7.3f}"),
+        ("pitch", "pitch_rms", "{:>7.3f}"),
+        ("lim %", "joint_limit_fraction", "{:>7.1%}"),
+        ("lim rad", "joint_limit_max_rad", "{:>9.3f}"),
+        ("dtau Nm", "torque_change_rms", "{:>9.2f}"),
+        ("slip m/s", "foot_slip_speed", "{:>9.3f}"),
+        ("wall s", "wall_s", "{:>8.1f}"),
     )
+    print(f"{'variant':<14}" + "".join(f"{h:>{len(fmt.format(0.0))}}" for h, _, fmt in columns))
     for v in variants:
         t0 = time.perf_counter()
-        episodes, dt = run(args.bundle, v, commands, args.episode_s, args.seed)
+        episodes, dt = run(args.bundle, v, variant_commands(v, commands), args.episode_s, args.seed, noise)
         s = summarize(episodes, dt)
         s["wall_s"] = time.perf_counter() - t0
         results[v.name] = {**s, "per_episode": [e.__dict__ for e in episodes]}
-        print(
-            f"{v.name:<14}{s['fall_rate']:>7.2f}{s['tracking_error']:>11.3f}{s['episode_length_s']:>10.1f}"
-            f"{s['joint_power_w']:>9.0f}{s['roll_rms']:>7.3f}{s['pitch_rms']:>7.3f}{s['wall_s']:>8.1f}",
-            flush=True,
-        )
+        print(f"{v.name:<14}" + "".join(fmt.format(s[k]) for _, k, fmt in columns), flush=True)
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:
             json.dump({"sim": args.sim, "bundle": args.bundle, "args": vars(args), "variants": results}, f, indent=1)
         print(f"[sim2sim] results written to {args.out}")
+    if args.trace:
+        written = run_trace(args.bundle, args.trace, list(args.trace_levels), args.trace_step_s, args.seed)
+        print(f"[sim2sim] velocity trace (MuJoCo) written to {', '.join(written)}")
     return results
 
 

@@ -30,6 +30,7 @@ KINDS = {
     "script": "orchestration.script_experiment",
     "sample_efficiency": "orchestration.sample_efficiency",
     "recipe": "orchestration.recipe",
+    "deployability": "orchestration.deployability",
 }
 
 

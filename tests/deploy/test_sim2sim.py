@@ -135,3 +135,34 @@ def test_script_writes_json(bundle, tmp_path):
     )
     data = json.loads(out.read_text())
     assert data["sim"] == "mujoco" and len(data["variants"]["push0.5"]["per_episode"]) == 2
+
+
+def test_new_variants_run_in_both_simulators(bundle, tmp_path):
+    """motor strength, observation noise and a fixed command in MuJoCo and in diffsim; every metric finite."""
+    import json
+
+    script = load_script()
+    for sim in ("mujoco", "diffsim"):
+        out = tmp_path / f"{sim}.json"
+        argv = [str(bundle), "--sim", sim, "--variants", "nominal,motor0.8,noise,cmd1.0,latency1", "--episodes", "2"]
+        script.main(argv + ["--episode_s", "0.2", "--out", str(out)])
+        variants = json.loads(out.read_text())["variants"]
+        for name, s in variants.items():
+            values = [v for k, v in s.items() if k != "per_episode"]
+            assert all(np.isfinite(values)) and s["episodes"] == 2, (sim, name, s)
+        assert [e["command_vx"] for e in variants["cmd1.0"]["per_episode"]] == [1.0, 1.0]
+        assert variants["noise"]["tracking_error"] != variants["nominal"]["tracking_error"]
+
+
+def test_trace_writes_commanded_and_achieved_velocity(bundle, tmp_path):
+    import json
+
+    trace = tmp_path / "trace.json"
+    script = load_script()
+    argv = [str(bundle), "--sim", "mujoco", "--episodes", "1", "--episode_s", "0.1", "--trace", str(trace)]
+    script.main(argv + ["--trace_levels", "0", "0.5", "--trace_step_s", "0.1"])
+    data = json.loads(trace.read_text())
+    assert data["cmd_vx"][:5] == [0.0] * 5 and data["cmd_vx"][5:] == [0.5] * (len(data["cmd_vx"]) - 5)
+    assert len(data["t"]) == len(data["vx"]) and np.isclose(data["t"][0], 0.02)
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (tmp_path / "trace.png").stat().st_size > 1000

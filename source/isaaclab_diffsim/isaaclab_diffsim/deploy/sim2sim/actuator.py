@@ -7,13 +7,15 @@ import numpy as np
 
 class DcMotor:
     """``tau = clip(kp (target - q) - kd qd, lo, hi)`` with ``hi = min(effort, sat (1 - qd / v_max))`` and ``lo =
-    max(-effort, sat (-1 - qd / v_max))`` (no envelope when io.yaml declares no ``actuator_saturation``)."""
+    max(-effort, sat (-1 - qd / v_max))`` (no envelope when io.yaml declares no ``actuator_saturation``).
+    ``strength`` scales kp, kd, the effort limit and the saturation torque (a weaker or stronger motor)."""
 
-    def __init__(self, robot: dict):
-        self.kp = np.asarray(robot["default_joint_stiffness"], dtype=np.float64)
-        self.kd = np.asarray(robot["default_joint_damping"], dtype=np.float64)
-        self.effort = np.asarray(robot["effort_limit"], dtype=np.float64)
-        self.sat = robot.get("actuator_saturation")
+    def __init__(self, robot: dict, strength: float = 1.0):
+        self.kp = strength * np.asarray(robot["default_joint_stiffness"], dtype=np.float64)
+        self.kd = strength * np.asarray(robot["default_joint_damping"], dtype=np.float64)
+        self.effort = strength * np.asarray(robot["effort_limit"], dtype=np.float64)
+        sat = robot.get("actuator_saturation")
+        self.sat = None if sat is None else strength * float(sat)
         self.v_max = np.asarray(robot.get("velocity_limit", [np.inf] * len(self.kp)), dtype=np.float64)
 
     def torque(self, target, q, qd):

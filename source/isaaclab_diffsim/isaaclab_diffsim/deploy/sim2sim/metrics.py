@@ -6,12 +6,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+CONTACT_HEIGHT = 0.01
+"""A foot is in stance when its sphere's lowest point is within this many metres of the ground."""
+
 
 @dataclass
 class EpisodeMetrics:
     """One episode: whether it fell (base below the height limit or tilted past the task's limit), its length in
-    control steps, the mean over its steps of |cmd_xy - v_xy| (base frame, m/s), of the joints' mechanical power
-    sum |tau qd| [W], and the rms roll and pitch [rad]."""
+    control steps, and over its control steps the mean |cmd_xy - v_xy| (base frame, m/s), the mean |cmd_yaw -
+    w_z| [rad/s], the joints' mean mechanical power sum |tau qd| [W], the rms roll and pitch [rad], the fraction
+    of steps with any joint beyond its limit and the largest excursion beyond a limit [rad], the rms torque change
+    from one control step to the next [N m], and the mean horizontal speed of the feet in stance [m/s]."""
 
     command_vx: float
     fell: bool
@@ -20,10 +25,16 @@ class EpisodeMetrics:
     joint_power: float
     roll_rms: float
     pitch_rms: float
+    yaw_rate_error: float = 0.0
+    joint_limit_fraction: float = 0.0
+    joint_limit_max_rad: float = 0.0
+    torque_change_rms: float = 0.0
+    foot_slip_speed: float = 0.0
 
 
 def summarize(episodes: list[EpisodeMetrics], step_dt: float) -> dict:
-    """Fall rate, means of the other measures over the episodes, episode length in seconds."""
+    """Fall rate, means of the other measures over the episodes (the largest joint excursion: their maximum),
+    episode length in seconds."""
 
     def mean(key):
         return float(np.mean([getattr(e, key) for e in episodes]))
@@ -32,54 +43,108 @@ def summarize(episodes: list[EpisodeMetrics], step_dt: float) -> dict:
         "episodes": len(episodes),
         "fall_rate": mean("fell"),
         "tracking_error": mean("tracking_error"),
+        "yaw_rate_error": mean("yaw_rate_error"),
         "episode_length_s": mean("length") * step_dt,
         "joint_power_w": mean("joint_power"),
         "roll_rms": mean("roll_rms"),
         "pitch_rms": mean("pitch_rms"),
+        "joint_limit_fraction": mean("joint_limit_fraction"),
+        "joint_limit_max_rad": float(max(e.joint_limit_max_rad for e in episodes)),
+        "torque_change_rms": mean("torque_change_rms"),
+        "foot_slip_speed": mean("foot_slip_speed"),
     }
 
 
-class EpisodeAccumulator:
-    """Running sums of one batch of episodes (numpy arrays of length N); only steps of still active episodes
-    count."""
+@dataclass
+class StepSample:
+    """One control step of N episodes, after the step: base-frame linear and angular velocity (N, 3), projected
+    gravity (N, 3), joint positions, velocities and drive torques (N, J), foot sphere centres in the world (N, F, 3)
+    (None: no slip measure), and the episodes that ended with the step by failure (``terminated``) or time-out."""
 
-    def __init__(self, commands: np.ndarray):
+    lin_vel_b: np.ndarray
+    ang_vel_b: np.ndarray
+    proj_g: np.ndarray
+    joint_pos: np.ndarray
+    joint_vel: np.ndarray
+    torque: np.ndarray
+    foot_pos: np.ndarray | None
+    terminated: np.ndarray
+    truncated: np.ndarray
+
+
+class EpisodeAccumulator:
+    """Running sums of one batch of N episodes with constant ``commands`` (N, 3); only steps of still active
+    episodes count. ``joint_lower``/``joint_upper`` (J,) are the joints' limits [rad], ``dt`` the control step [s],
+    ``foot_radius`` [m] the feet's sphere radius."""
+
+    def __init__(self, commands, joint_lower, joint_upper, dt: float, foot_radius: float = 0.0):
         n = commands.shape[0]
-        self.commands = commands
+        self.commands = np.asarray(commands, dtype=np.float64)
+        self.lower, self.upper = np.asarray(joint_lower), np.asarray(joint_upper)
+        self.dt, self.foot_radius = float(dt), float(foot_radius)
         self.active = np.ones(n, dtype=bool)
         self.fell = np.zeros(n, dtype=bool)
         self.length = np.zeros(n, dtype=np.int64)
-        self.err = np.zeros(n)
-        self.power = np.zeros(n)
-        self.roll2 = np.zeros(n)
-        self.pitch2 = np.zeros(n)
+        z = np.zeros(n)
+        self.err, self.yaw_err, self.power, self.roll2, self.pitch2 = z.copy(), z.copy(), z.copy(), z.copy(), z.copy()
+        self.limit_steps, self.limit_max = z.copy(), z.copy()
+        self.dtau2, self.dtau_count = z.copy(), z.copy()
+        self.slip, self.slip_count = z.copy(), z.copy()
+        self.prev_torque: np.ndarray | None = None
+        self.prev_feet: np.ndarray | None = None
 
-    def add(self, lin_vel_b, proj_g, power, terminated, truncated) -> None:
-        """One control step: base-frame velocity and projected gravity after it, joint power, and the episodes
-        that ended with it by failure (``terminated``) or time-out."""
+    def add(self, s: StepSample) -> None:
         a = self.active
-        self.err += np.where(a, np.linalg.norm(self.commands[:, :2] - lin_vel_b[:, :2], axis=1), 0.0)
-        self.power += np.where(a, power, 0.0)
+        self.err += np.where(a, np.linalg.norm(self.commands[:, :2] - s.lin_vel_b[:, :2], axis=1), 0.0)
+        self.yaw_err += np.where(a, np.abs(self.commands[:, 2] - s.ang_vel_b[:, 2]), 0.0)
+        self.power += np.where(a, np.abs(s.torque * s.joint_vel).sum(1), 0.0)
         # roll and pitch of the base from the gravity direction in its frame
-        roll = np.arctan2(-proj_g[:, 1], -proj_g[:, 2])
-        pitch = np.arcsin(np.clip(proj_g[:, 0], -1.0, 1.0))
+        roll = np.arctan2(-s.proj_g[:, 1], -s.proj_g[:, 2])
+        pitch = np.arcsin(np.clip(s.proj_g[:, 0], -1.0, 1.0))
         self.roll2 += np.where(a, roll**2, 0.0)
         self.pitch2 += np.where(a, pitch**2, 0.0)
+        excursion = np.maximum(np.maximum(s.joint_pos - self.upper, self.lower - s.joint_pos), 0.0).max(1)
+        self.limit_steps += a & (excursion > 0.0)
+        self.limit_max = np.where(a, np.maximum(self.limit_max, excursion), self.limit_max)
+        if self.prev_torque is not None:
+            has_prev = a & (self.length > 0)
+            self.dtau2 += np.where(has_prev, ((s.torque - self.prev_torque) ** 2).mean(1), 0.0)
+            self.dtau_count += has_prev
+        self.prev_torque = s.torque.copy()
+        ended = s.terminated | s.truncated
+        if s.foot_pos is not None:
+            # stance at both ends of the step; the step that ends an episode is left out (a simulator may have
+            # reset the robot already)
+            if self.prev_feet is not None:
+                stance = self._stance(self.prev_feet) & self._stance(s.foot_pos)
+                stance &= (a & (self.length > 0) & ~ended)[:, None]
+                speed = np.linalg.norm(s.foot_pos[..., :2] - self.prev_feet[..., :2], axis=-1) / self.dt
+                self.slip += np.where(stance, speed, 0.0).sum(1)
+                self.slip_count += stance.sum(1)
+            self.prev_feet = s.foot_pos.copy()
         self.length += a
-        self.fell |= a & terminated
-        self.active = a & ~(terminated | truncated)
+        self.fell |= a & s.terminated
+        self.active = a & ~ended
+
+    def _stance(self, feet: np.ndarray) -> np.ndarray:
+        return feet[..., 2] - self.foot_radius < CONTACT_HEIGHT
 
     def episodes(self) -> list[EpisodeMetrics]:
         n = np.maximum(self.length, 1)
         return [
             EpisodeMetrics(
-                float(self.commands[i, 0]),
-                bool(self.fell[i]),
-                int(self.length[i]),
-                float(self.err[i] / n[i]),
-                float(self.power[i] / n[i]),
-                float(np.sqrt(self.roll2[i] / n[i])),
-                float(np.sqrt(self.pitch2[i] / n[i])),
+                command_vx=float(self.commands[i, 0]),
+                fell=bool(self.fell[i]),
+                length=int(self.length[i]),
+                tracking_error=float(self.err[i] / n[i]),
+                joint_power=float(self.power[i] / n[i]),
+                roll_rms=float(np.sqrt(self.roll2[i] / n[i])),
+                pitch_rms=float(np.sqrt(self.pitch2[i] / n[i])),
+                yaw_rate_error=float(self.yaw_err[i] / n[i]),
+                joint_limit_fraction=float(self.limit_steps[i] / n[i]),
+                joint_limit_max_rad=float(self.limit_max[i]),
+                torque_change_rms=float(np.sqrt(self.dtau2[i] / max(self.dtau_count[i], 1))),
+                foot_slip_speed=float(self.slip[i] / max(self.slip_count[i], 1)),
             )
             for i in range(len(self.commands))
         ]

@@ -1,0 +1,129 @@
+"""The controller a robot computer runs: a bundle's ONNX controller through onnxruntime, fed named measurements.
+
+Needs numpy, onnxruntime and pyyaml only. ``Controller.step`` takes the robot's measurements by name, maps its
+joints by name to the bundle's order, assembles the observation as ``io.yaml`` declares, runs the controller with
+its own step counter (the gait clock) and returns the joint position targets for the PD drives; it keeps the last
+``actions`` for the next observation's ``last_action`` term.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .io_spec import BundleMismatchError
+from .observations import concat_terms, rotate_inverse
+
+MEASUREMENTS = ("base_lin_vel", "base_ang_vel", "joint_pos", "joint_vel", "command")
+"""Measurements every step needs, besides the orientation: ``projected_gravity`` or ``base_quat_xyzw``."""
+ORIENTATIONS = ("projected_gravity", "base_quat_xyzw")
+
+
+class Controller:
+    """``reset()`` then ``step(measurements) -> joint_pos_target`` once per control step (io.yaml's ``scene.dt``).
+
+    ``measurements`` (arrays of shape (d,) for one robot, or (num_robots, d)):
+
+    - ``base_lin_vel``, ``base_ang_vel``: the base's velocity estimate in the base frame [m/s, rad/s];
+    - ``projected_gravity`` (unit gravity direction in the base frame) or ``base_quat_xyzw`` (IMU orientation,
+      base to world, x y z w);
+    - ``joint_pos``, ``joint_vel`` [rad, rad/s]: dicts by joint name, or arrays in ``joint_order`` (io.yaml's
+      ``joint_names`` by default);
+    - ``command``: (vx, vy, yaw rate) in the base frame [m/s, m/s, rad/s].
+
+    The returned targets are in ``joint_order`` (a dict by name when ``joint_pos`` was a dict). Build it from a
+    bundle folder, or from ``io`` and ``session`` of :func:`~isaaclab_diffsim.deploy.open_bundle`.
+    """
+
+    def __init__(self, bundle_dir=None, *, io=None, session=None, joint_order=None, num_robots: int = 1):
+        if bundle_dir is not None:
+            from .onnx_policy import open_bundle
+
+            io, session = open_bundle(bundle_dir)
+        if io is None or session is None:
+            raise ValueError("Controller needs a bundle folder or both io and session")
+        self.io, self.session = io, session
+        robot = io["articulations"]["robot"]
+        self.joint_names = list(robot["joint_names"])
+        self.joint_order = list(self.joint_names if joint_order is None else joint_order)
+        if sorted(self.joint_order) != sorted(self.joint_names):
+            raise BundleMismatchError(
+                f"joint_order {self.joint_order} is not a permutation of the bundle's joints {self.joint_names}"
+            )
+        # bundle joint i is joint_order[perm[i]]
+        self.perm = np.array([self.joint_order.index(n) for n in self.joint_names])
+        self.default_joint_pos = np.asarray(robot["default_joint_pos"], dtype=np.float32)
+        self.terms = [t["name"] for t in io["observations"]["policy"]]
+        self.scales = {t["name"]: float(t["scale"]) for t in io["observations"]["policy"]}
+        self.has_step = "step" in [i.name for i in session.get_inputs()]
+        self.num_robots = int(num_robots)
+        self.step_count = np.zeros(self.num_robots, dtype=np.int64)
+        """Control steps since each robot's reset (the controller's ``step`` input)."""
+        self.last_action = np.zeros((self.num_robots, len(self.joint_names)), dtype=np.float32)
+        """The controller's latest ``actions`` (bundle joint order)."""
+        self.last_obs: np.ndarray | None = None
+        """The latest ``obs`` input."""
+
+    def reset(self, robots=None) -> None:
+        """Start an episode (all robots, or those of the index or mask ``robots``): step 0, no previous action."""
+        index = slice(None) if robots is None else robots
+        self.step_count[index] = 0
+        self.last_action[index] = 0.0
+
+    def _joints(self, value, key: str) -> np.ndarray:
+        if isinstance(value, dict):
+            missing = [n for n in self.joint_names if n not in value]
+            unknown = sorted(set(value) - set(self.joint_names))
+            if missing or unknown:
+                raise KeyError(f"measurement {key!r}: joints missing {missing}, unknown {unknown}")
+            return np.array([[float(value[n]) for n in self.joint_names]], dtype=np.float32)
+        a = np.atleast_2d(np.asarray(value, dtype=np.float32))
+        if a.shape[1] != len(self.joint_order):
+            raise ValueError(f"measurement {key!r} has {a.shape[1]} joints, joint_order has {len(self.joint_order)}")
+        return a[:, self.perm]
+
+    def _vector(self, measurements: dict, key: str) -> np.ndarray:
+        a = np.atleast_2d(np.asarray(measurements[key], dtype=np.float32))
+        size = 4 if key == "base_quat_xyzw" else 3
+        if a.shape != (self.num_robots, size):
+            raise ValueError(f"measurement {key!r} has shape {a.shape}, expected ({self.num_robots}, {size})")
+        return a
+
+    def observation(self, measurements: dict) -> np.ndarray:
+        """The controller's ``obs`` input for ``measurements``, term by term in io.yaml's order."""
+        missing = [k for k in MEASUREMENTS if k not in measurements]
+        if not any(k in measurements for k in ORIENTATIONS):
+            missing.append(" or ".join(ORIENTATIONS))
+        if missing:
+            raise KeyError(f"measurements lack {missing}")
+        if "projected_gravity" in measurements:
+            gravity = self._vector(measurements, "projected_gravity")
+        else:
+            quat = self._vector(measurements, "base_quat_xyzw")
+            gravity = rotate_inverse(quat, np.tile(np.float32([0.0, 0.0, -1.0]), (len(quat), 1)))
+        values = {
+            "base_lin_vel": self._vector(measurements, "base_lin_vel"),
+            "base_ang_vel": self._vector(measurements, "base_ang_vel"),
+            "projected_gravity": gravity,
+            "velocity_commands": self._vector(measurements, "command"),
+            "joint_pos_rel": self._joints(measurements["joint_pos"], "joint_pos") - self.default_joint_pos,
+            "joint_vel_rel": self._joints(measurements["joint_vel"], "joint_vel"),
+            "last_action": self.last_action,
+        }
+        return concat_terms(self.terms, self.scales, values)
+
+    def step(self, measurements: dict):
+        """One control step: joint position targets for the drives (``joint_order``; a dict when ``joint_pos``
+        was one; shape (num_joints,) when the measurements were single vectors)."""
+        obs = self.observation(measurements)
+        feed = {"obs": obs}
+        if self.has_step:
+            feed["step"] = self.step_count.astype(np.float32)[:, None]
+        targets, actions = self.session.run(["joint_pos_target", "actions"], feed)
+        self.last_obs, self.last_action = obs, actions.copy()
+        self.step_count += 1
+        joint_pos = measurements["joint_pos"]
+        if isinstance(joint_pos, dict):
+            return dict(zip(self.joint_names, map(float, targets[0])))
+        out = np.empty_like(targets)
+        out[:, self.perm] = targets
+        return out[0] if np.ndim(joint_pos) == 1 else out
