@@ -1,7 +1,8 @@
 """A recipe study's jobs: SHAC runs that each change one factor from a baseline, evaluated as locomotion controllers.
 
 Every run trains with the experiment's ``base_overrides`` plus its own, on its seeds; its evaluation
-(``scripts/experiments/evaluate_locomotion.py``) runs in hard contact with the same ``env.*`` overrides and reports
+(``scripts/experiments/evaluate_locomotion.py``) runs in hard contact with the same ``env.*`` overrides but the
+events (``env.events.*``: the -Play task's, no pushes or kicks) and reports
 tracking, falls, the gait measures and the drift under a zero command.
 """
 
@@ -45,7 +46,9 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
     jobs = {}
     for (run, seed), tjob in trained.items():
         directory = os.path.join(tjob.directory, "locomotion")
-        env_overrides = [o for o in run_overrides(exp, exp["runs"][run]) if o.startswith("env.")]
+        # the policy's MDP and rewards, not the training events: the -Play task sets its own (no pushes, no kicks)
+        overrides = run_overrides(exp, exp["runs"][run])
+        env_overrides = [o for o in overrides if o.startswith("env.") and not o.startswith("env.events.")]
         argv = [
             python(),
             os.path.join(ctx.repo, "scripts", "experiments", "evaluate_locomotion.py"),
