@@ -195,8 +195,16 @@ def test_recipe_summary_reports_each_run_over_its_seeds():
             }
         }
 
-    exp = {"seeds": [1], "runs": {"baseline": {"seeds": [1, 2]}, "kp85": {"overrides": ["env.kp=85.0"]}}}
-    evals = {("baseline", 1): result(10.0, 0.02), ("baseline", 2): result(20.0, 0.04), ("kp85", 1): result(5.0, 0.1)}
+    exp = {
+        "seeds": [1],
+        "runs": {"baseline": {"seeds": [1, 2]}, "kp85": {"overrides": ["env.kp=85.0"]}, "ppo": {"algo": "ppo"}},
+    }
+    evals = {
+        ("baseline", 1): result(10.0, 0.02),
+        ("baseline", 2): result(20.0, 0.04),
+        ("kp85", 1): result(5.0, 0.1),
+        ("ppo", 1): result(7.0, 0.1),
+    }
     table, numbers = summarize(exp, evals)
     assert numbers["baseline"]["return"] == [11.0, 21.0]
     assert numbers["baseline"]["foot lift [cm]"] == pytest.approx([2.0, 4.0])
@@ -204,3 +212,12 @@ def test_recipe_summary_reports_each_run_over_its_seeds():
     lines = table.splitlines()
     assert lines[2].startswith("| baseline | baseline | 1, 2 | 16.0 +- 5.0 (11.0, 21.0) |")
     assert lines[3].startswith("| kp85 | `env.kp=85.0` | 1 | 6.0 | 0.200 | 50.0 | 0.60 | 0.80 | 2.00 | 0.300 | 10.0 |")
+    assert lines[4].startswith("| ppo | PPO | 1 | 8.0 |")
+
+
+def test_recipe_runs_train_with_their_algorithm():
+    from orchestration.recipe import run_algo
+
+    assert run_algo({}) == "shac" and run_algo({"algo": "ppo"}) == "ppo"
+    with pytest.raises(ValueError, match="algo must be 'shac' or 'ppo'"):
+        run_algo({"algo": "sac"})

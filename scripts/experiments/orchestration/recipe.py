@@ -22,20 +22,29 @@ def run_overrides(exp: dict, spec: dict) -> list[str]:
     return [*exp.get("base_overrides", []), *spec.get("overrides", [])]
 
 
+def run_algo(spec: dict) -> str:
+    """A run's algorithm: ``shac`` unless its spec says ``algo: ppo`` (a reference, with rsl_rl's PPO)."""
+    algo = spec.get("algo", "shac")
+    if algo not in ("shac", "ppo"):
+        raise ValueError(f"recipe run algo must be 'shac' or 'ppo', got {algo!r}")
+    return algo
+
+
 def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Job]:
     jobs = {}
     for run, spec in exp["runs"].items():
+        algo = run_algo(spec)
         for seed in spec.get("seeds", exp["seeds"]):
             directory = os.path.join(ctx.runs_dir, exp["name"], run, f"seed{seed}")
             jobs[(run, seed)] = training_job(
                 ctx.repo,
                 directory,
                 f"train {run} seed {seed}",
-                algo="shac",
+                algo=algo,
                 task=exp["task"],
                 seed=seed,
                 num_envs=spec.get("num_envs", ctx.size["num_envs"]),
-                iterations=spec.get("iterations", ctx.size["shac_iterations"]),
+                iterations=spec.get("iterations", ctx.size[f"{algo}_iterations"]),
                 device=ctx.size["device"],
                 overrides=run_overrides(exp, spec),
             )
@@ -55,7 +64,7 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
             "--task",
             exp["eval_task"],
             "--algo",
-            "shac",
+            run_algo(exp["runs"][run]),
             "--checkpoint",
             trained_checkpoint(tjob),
             "--num_envs",
@@ -80,8 +89,9 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
     base = " ".join(f"`{o}`" for o in exp.get("base_overrides", [])) or "none"
     return {
         "tables": [
-            f"Each run: SHAC on `{exp['task']}` with the base overrides {base} plus the run's factor, "
-            f"{ctx.size['shac_iterations']} iterations unless the factor says otherwise. Evaluated in hard contact: "
+            f"Each run: SHAC (PPO where the factor says so) on `{exp['task']}` with the base overrides {base} plus "
+            f"the run's factor, {ctx.size['shac_iterations']} iterations ({ctx.size['ppo_iterations']} for PPO) "
+            "unless the factor says otherwise. Evaluated in hard contact: "
             f"return, tracking error and falls over the first episode of {ctx.size['eval_envs']} envs (play "
             f"commands); gait measures over 10 s at {exp['gait_command']} m/s forward (envs that did not fall, first "
             "2 s dropped): the dominant period of the joint trajectories and their autocorrelation there, "
