@@ -31,9 +31,10 @@ LANDED = 0.2
 
 
 def make_solver(model, setting: str) -> SolverMoreauGS:
-    """``"soft"`` -> SolverMoreauGS(contact_model="soft"); ``"penalty:ahac_anymal"`` -> the penalty model, preset."""
+    """``"soft"`` -> SolverMoreauGS(contact_model="soft"); ``"penalty:ahac_anymal"`` -> the penalty model with that
+    preset, one explicit step per dt."""
     name, _, preset = setting.partition(":")
-    kwargs = {"penalty_preset": preset} if preset else {}
+    kwargs = {"penalty_preset": preset, "penalty_substeps": 1} if preset else {}  # the raw dt, no substeps
     return SolverMoreauGS(model, contact_model=name, **kwargs)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from helpers.finite_difference import Rollout, assert_close, central_difference
 
-from isaaclab_diffsim.solver import PENALTY_PRESETS, SolverMoreauGS, scenes
+from isaaclab_diffsim.solver import PENALTY_MAX_DT, PENALTY_PRESETS, SolverMoreauGS, scenes
 
 G = 9.81
 R, M, MU = 0.1, 2.0, 0.5  # the sphere scene: radius [m], mass [kg], mu (sphere and ground)
@@ -154,3 +154,20 @@ def test_overrides_replace_the_preset():
         scenes.sphere_model(), contact_model="penalty", penalty_preset="ahac_anymal", penalty_kd=7.0
     )
     assert (solver.penalty_ke, solver.penalty_kd, solver.penalty_kf) == (2.0e3, 7.0, 1.0e2)
+
+
+@pytest.mark.parametrize("preset,substeps", [("dflex_default", 5), ("ahac_anymal", 2)])
+def test_a_long_step_takes_the_presets_substeps(preset, substeps):
+    """At 5 ms each preset takes ceil(5 ms / PENALTY_MAX_DT) substeps, bitwise the same as as many short steps."""
+    model = scenes.sphere_model(height=R + 0.005, radius=R, mass=M, mu=MU)
+    long = SolverMoreauGS(model, contact_model="penalty", penalty_preset=preset)
+    short = SolverMoreauGS(model, contact_model="penalty", penalty_preset=preset, penalty_substeps=1)
+    assert long.substeps(0.005) == substeps and short.substeps(0.005) == 1
+    assert SolverMoreauGS(model, contact_model="soft").substeps(0.005) == 1
+    q0, qd0 = model.joint_q.numpy(), [0.3, 0.0, -0.5, 0.0, 0.0, 0.0]
+    a, _ = _run(model, long, q0, qd0, 20, 0.005)
+    b, _ = _run(model, short, q0, qd0, 20 * substeps, 0.005 / substeps)
+    assert np.array_equal(a.joint_q.numpy(), b.joint_q.numpy()) and np.array_equal(
+        a.joint_qd.numpy(), b.joint_qd.numpy()
+    )
+    assert a.joint_q.numpy()[2] < R and PENALTY_MAX_DT[preset] * substeps >= 0.005

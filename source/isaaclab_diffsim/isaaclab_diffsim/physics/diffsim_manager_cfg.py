@@ -90,6 +90,9 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     penalty_kf: float | None = _DEFAULT["penalty_kf"]
     """Penalty model: friction viscosity [N s/m] in place of the preset's (None: the preset's)."""
 
+    penalty_substeps: int | None = _DEFAULT["penalty_substeps"]
+    """Penalty model: explicit substeps per solver step (None: each at most ``PENALTY_MAX_DT[penalty_preset]``)."""
+
     actuator_saturation: float = _DEFAULT["actuator_saturation"]
     """DC-motor peak torque [N m] at zero speed (torque-speed envelope with the joints' velocity limits);
     0 disables it. Drive torques are always bounded by the model's joint effort limits."""

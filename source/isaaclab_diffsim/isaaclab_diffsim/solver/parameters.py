@@ -31,6 +31,10 @@ PENALTY_PRESETS = {
     "ahac_anymal": (2.0e3, 5.0e2, 1.0e2),  # AHAC's dFlex ANYmal (with mu 0.75)
 }
 DEFAULT_PENALTY_PRESET = "dflex_default"
+PENALTY_MAX_DT = {"dflex_default": 1.0e-3, "ahac_anymal": 2.5e-3}
+"""The longest explicit step [s] on which ANYmal C stands with each preset (docs/contact_solver.md "Penalty
+contact": its feet chatter off the ground beyond): ``penalty_substeps=None`` splits a solver step into
+ceil(dt / PENALTY_MAX_DT[preset]) symplectic Euler substeps."""
 
 PARAMETER_RULES = {
     "contact_model": one_of(*CONTACT_MODELS),
@@ -48,6 +52,7 @@ PARAMETER_RULES = {
     "penalty_ke": optional(non_negative),
     "penalty_kd": optional(non_negative),
     "penalty_kf": optional(non_negative),
+    "penalty_substeps": optional(integer(1)),
     "actuator_saturation": non_negative,
     "friction_velocity": positive,
 }

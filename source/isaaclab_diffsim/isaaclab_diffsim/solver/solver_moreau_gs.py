@@ -4,6 +4,9 @@ or explicit penalty contact with symplectic Euler."""
 
 from __future__ import annotations
 
+import math
+from types import SimpleNamespace
+
 import newton
 import warp as wp
 import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) has no public accessor
@@ -19,6 +22,7 @@ from .parameters import (
     DEFAULT_PENALTY_PRESET,
     DEFAULT_TOLERANCE,
     PARAMETER_RULES,
+    PENALTY_MAX_DT,
     SOFT_CONTACT_KD,
     SOFT_CONTACT_KE,
     SOFT_CONTACT_KF,
@@ -102,6 +106,9 @@ class SolverMoreauGS(SolverBase):
                 (kernels.penalty_force).
             penalty_ke, penalty_kd, penalty_kf: overrides of the preset's ke [N/m], kd [N s/m], kf [N s/m] (None:
                 the preset's). Ignored by the other models, as ke, kd, kf are by "penalty".
+            penalty_substeps: symplectic Euler substeps of dt / penalty_substeps per ``step`` of the penalty model.
+                Default None: ceil(dt / PENALTY_MAX_DT[penalty_preset]), the substeps ANYmal C stands on (1 ms for
+                dflex_default, 2.5 ms for ahac_anymal); set it when penalty_ke/kd/kf or the robot change.
             actuator_saturation: DC-motor peak torque [N m] at zero speed; drive torques are bounded by
                 saturation * (+-1 - v / joint_velocity_limit) and always by the model's joint_effort_limit.
                 0 (default) disables the torque-speed envelope (ANYdrive: 120 with velocity limit 7.5 rad/s).
@@ -131,6 +138,7 @@ class SolverMoreauGS(SolverBase):
         penalty_ke: float | None = None,
         penalty_kd: float | None = None,
         penalty_kf: float | None = None,
+        penalty_substeps: int | None = None,
     ):
         check_parameters(locals())  # the arguments
         if margin is None:
@@ -149,6 +157,8 @@ class SolverMoreauGS(SolverBase):
         self.penalty_ke, self.penalty_kd, self.penalty_kf = penalty_coefficients(
             penalty_preset, penalty_ke, penalty_kd, penalty_kf
         )
+        self.penalty_substeps = penalty_substeps
+        self._substates: list = []
         self.actuator_saturation = float(actuator_saturation)
         self.kappa_array = wp.array([kappa], dtype=float, device=model.device, requires_grad=True)
         self.friction_velocity = float(friction_velocity)
@@ -206,12 +216,63 @@ class SolverMoreauGS(SolverBase):
             self._reuse.zero_accumulators()
         return self._reuse
 
-    def step_memory_bytes(self, requires_grad: bool = True) -> int:
-        """Bytes of intermediate arrays one step allocates (kept alive by a tape when requires_grad)."""
-        return self._new_scratch(requires_grad).nbytes()
+    def step_memory_bytes(self, requires_grad: bool = True, dt: float | None = None) -> int:
+        """Bytes of intermediate arrays one step of ``dt`` allocates (kept alive by a tape when requires_grad);
+        dt None: one substep."""
+        n = 1 if dt is None else self.substeps(dt)
+        m = self.model
+        state = 4 * (m.joint_coord_count + m.joint_dof_count) * (2 if requires_grad else 1)
+        return n * self._new_scratch(requires_grad).nbytes() + (n - 1) * state
+
+    def substeps(self, dt: float) -> int:
+        """Substeps one ``step`` of ``dt`` takes: 1, or for the penalty model ``penalty_substeps`` (None: as many as
+        keep each at most PENALTY_MAX_DT[penalty_preset], up to a 1e-9 relative rounding)."""
+        if self.contact_model != "penalty":
+            return 1
+        if self.penalty_substeps is not None:
+            return self.penalty_substeps
+        return max(1, math.ceil(float(dt) / PENALTY_MAX_DT[self.penalty_preset] * (1.0 - 1.0e-9)))
 
     def step(self, state_in, state_out, control, contacts, dt: float) -> None:
-        """Advance state_in by dt into state_out. ``contacts`` is not needed (ground contact is found inside)."""
+        """Advance state_in by dt into state_out (in ``substeps(dt)`` equal substeps). ``contacts`` is not needed
+        (ground contact is found inside)."""
+        n = self.substeps(dt)
+        if n == 1:
+            self._step(state_in, state_out, control, float(dt))
+            return
+        requires_grad = bool(
+            state_in.joint_q.requires_grad or state_in.joint_qd.requires_grad or state_out.joint_q.requires_grad
+        )
+        h = float(dt) / n
+        src = state_in
+        for k in range(n - 1):
+            mid = self._substate(k, requires_grad, state_in.body_f)
+            self._step(src, mid, control, h, forward_kinematics=False)
+            src = mid
+        self._step(src, state_out, control, h)
+
+    def _substate(self, k: int, requires_grad: bool, body_f) -> SimpleNamespace:
+        """Joint state between substeps k and k + 1: fresh arrays under a tape, else reused ones."""
+        m = self.model
+
+        def state(grad):
+            def zeros(n):
+                return wp.zeros(max(n, 1), dtype=float, device=m.device, requires_grad=grad)
+
+            return SimpleNamespace(joint_q=zeros(m.joint_coord_count), joint_qd=zeros(m.joint_dof_count))
+
+        if requires_grad:
+            out = state(True)
+        else:
+            while len(self._substates) <= k:
+                self._substates.append(state(False))
+            out = self._substates[k]
+        out.body_f = body_f
+        return out
+
+    def _step(self, state_in, state_out, control, dt: float, forward_kinematics: bool = True) -> None:
+        """One (sub)step of dt; ``forward_kinematics`` False leaves state_out's body_q/body_qd (a joint-only
+        intermediate state)."""
         model = self.model
         lay = self.layout
         topo = lay.topo
@@ -343,7 +404,8 @@ class SolverMoreauGS(SolverBase):
             device=device,
         )
         self._integrate_multi_dof(sc.q_mid, state_out.joint_qd, second, state_out.joint_q)
-        newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
+        if forward_kinematics:
+            newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
         self._last = sc
         self._last_dt = dt
         self._warm_state = state_out
