@@ -32,6 +32,8 @@ from isaaclab_diffsim.solver import SolverMoreauGS  # noqa: E402
         {"ke": -1.0},
         {"kd": float("nan")},
         {"kf": -1.0},
+        {"penalty_preset": "dflex"},
+        {"penalty_ke": -1.0},
     ],
 )
 def test_cfg_rejects_invalid(kwargs):

@@ -93,3 +93,40 @@ def test_statics_with_shifted_base_com(contact_model):
         assert abs(pitch_moment) < 1e-3 * weight * 0.3, pitch_moment  # vs weight x lever ~ 150 N m
         front[dx] = force[points[:, 0] > c[0], 2].sum() / force[:, 2].sum()
     assert front[0.1] > front[0.0] + 0.03, front
+
+
+@pytest.mark.parametrize(
+    "preset,dt,creep_range",
+    [("dflex_default", 0.0005, (20.0, 60.0)), ("ahac_anymal", 0.002, (1.0, 10.0))],
+)
+def test_anymal_stands_on_penalty_contact(preset, dt, creep_range):
+    """Penalty contact, kp 150, at a stable dt (docs/contact_solver.md "Penalty contact": at most 1.25 ms for
+    dflex_default, 2.5 ms for ahac_anymal). From 0.2 s to 2 s the feet stay in the ground; from 1 s their mean sink is
+    the weight over 4 ke, and they creep (viscous friction has no static part: a foot slides at its tangential load over
+    kf) at 37 and 3 mm/s (scripts/experiments/penalty_standing.py --kp 150), where hard contact holds them."""
+    import newton
+
+    from isaaclab_diffsim.solver import PENALTY_PRESETS
+
+    model, _ = build_anymal_c_model(num_worlds=1, device="cpu", kp=150.0, kd=5.0)
+    solver = SolverMoreauGS(model, contact_model="penalty", penalty_preset=preset)
+    contacts = newton.Contacts(rigid_contact_max=solver.layout.candidate_count, soft_contact_max=0, device="cpu")
+    s0, s1 = model.state(), model.state()
+    every = int(round(0.01 / dt))
+    sinks, points, times = [], [], []
+    for i in range(int(round(2.0 / dt))):
+        solver.step(s0, s1, None, None, dt)
+        s0, s1 = s1, s0
+        if (i + 1) * dt >= 0.2 and (i + 1) % every == 0:
+            solver.update_contacts(contacts, s0)
+            d = solver.last_contact_distances().numpy()[:4]
+            assert np.all(d < 0.0), f"a foot left the ground at t={(i + 1) * dt:.3f} s: {d}"
+            if (i + 1) * dt >= 1.0:
+                sinks.append(-d.mean())
+                points.append(contacts.rigid_contact_point1.numpy()[:4, :2].copy())
+                times.append((i + 1) * dt)
+    weight = model.body_mass.numpy().sum() * 9.81
+    assert s0.joint_q.numpy()[2] > 0.3, "standing"
+    np.testing.assert_allclose(np.mean(sinks), weight / (4 * PENALTY_PRESETS[preset][0]), rtol=0.05)
+    creep = 1e3 * np.linalg.norm(points[-1] - points[0], axis=1).mean() / (times[-1] - times[0])
+    assert creep_range[0] < creep < creep_range[1], f"creep {creep:.1f} mm/s"

@@ -111,7 +111,7 @@ class DiffSimulator:
         substeps = self.substeps if substeps is None else int(substeps)
         state = 4 * (m.joint_coord_count + m.joint_dof_count + 13 * m.body_count) * 2
         inputs = 4 * (2 * m.joint_coord_count + 2 * m.joint_dof_count)  # input gradient buffers
-        return substeps * (self.solver.step_memory_bytes(True) + state) + inputs
+        return substeps * (self.solver.step_memory_bytes(True, self.dt) + state) + inputs
 
     def persistent_arrays(self) -> list:
         """Model and solver arrays (shared by all steps), excluded when measuring a tape."""

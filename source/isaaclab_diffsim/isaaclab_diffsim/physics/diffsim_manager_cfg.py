@@ -43,7 +43,8 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     """Solver type metadata (logging only)."""
 
     contact_model: str = _DEFAULT["contact_model"]
-    """``"smoothed"`` (sigmoid-scaled impulses), ``"hard"`` (plain PGS) or ``"soft"`` (penalty)."""
+    """``"smoothed"`` (sigmoid-scaled impulses), ``"hard"`` (plain PGS), ``"soft"`` (implicit compliant contact) or
+    ``"penalty"`` (explicit penalty forces, symplectic Euler: the authors' soft baseline)."""
 
     kappa: float = _DEFAULT["kappa"]
     """Sigmoid stiffness of the smoothed model [1/m]: s(d) = 1 / (1 + exp(kappa d))."""
@@ -76,6 +77,21 @@ class DiffSimSolverCfg(NewtonSolverCfg):
 
     kf: float = _DEFAULT["kf"]
     """Soft model: friction viscosity [N s/m] (> 0; regularised Coulomb, capped by mu f_n)."""
+
+    penalty_preset: str = _DEFAULT["penalty_preset"]
+    """Penalty model: the named (ke, kd, kf) of ``PENALTY_PRESETS``, ``"dflex_default"`` or ``"ahac_anymal"``."""
+
+    penalty_ke: float | None = _DEFAULT["penalty_ke"]
+    """Penalty model: stiffness [N/m] in place of the preset's (None: the preset's)."""
+
+    penalty_kd: float | None = _DEFAULT["penalty_kd"]
+    """Penalty model: damping while approaching [N s/m] in place of the preset's (None: the preset's)."""
+
+    penalty_kf: float | None = _DEFAULT["penalty_kf"]
+    """Penalty model: friction viscosity [N s/m] in place of the preset's (None: the preset's)."""
+
+    penalty_substeps: int | None = _DEFAULT["penalty_substeps"]
+    """Penalty model: explicit substeps per solver step (None: each at most ``PENALTY_MAX_DT[penalty_preset]``)."""
 
     actuator_saturation: float = _DEFAULT["actuator_saturation"]
     """DC-motor peak torque [N m] at zero speed (torque-speed envelope with the joints' velocity limits);

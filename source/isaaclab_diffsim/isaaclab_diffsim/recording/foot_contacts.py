@@ -21,14 +21,15 @@ from ..solver.kernels import SIGMOID_EXP_CLAMP
 def contact_weights(distance: np.ndarray, contact_model: str, kappa: float, margin: float) -> np.ndarray:
     """Weight the solver gives a candidate at signed distance ``distance`` [m]: the sigmoid
     s(d) = 1 / (1 + exp(kappa d)) (exponent clamped as in the kernels) for candidates within ``margin`` in
-    ``smoothed`` mode, 1 for active candidates (d <= margin in ``hard``, d < 0 in ``soft``) otherwise, 0 elsewhere."""
+    ``smoothed`` mode, 1 for active candidates (d <= margin in ``hard``, d < 0 in ``soft`` and ``penalty``)
+    otherwise, 0 elsewhere."""
     d = np.asarray(distance, dtype=np.float64)
     if contact_model == "smoothed":
         e = np.clip(kappa * d, -float(SIGMOID_EXP_CLAMP), float(SIGMOID_EXP_CLAMP))
         return np.where(d <= margin, 1.0 / (1.0 + np.exp(e)), 0.0)
     if contact_model == "hard":
         return (d <= margin).astype(np.float64)
-    if contact_model == "soft":
+    if contact_model in ("soft", "penalty"):
         return (d < 0.0).astype(np.float64)
     raise ValueError(f"unknown contact model {contact_model!r}")
 

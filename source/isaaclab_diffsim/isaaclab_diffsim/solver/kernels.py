@@ -802,6 +802,72 @@ def gauss_seidel_impulses(
     solve_residual[a] = delta
 
 
+@wp.func
+def penalty_force(d: float, v: wp.vec3, coefficients: wp.vec3, mu: float):
+    """Explicit penalty force (f_n, f_t1, f_t2) of one contact at signed distance d with contact velocity
+    v = (v_n, v_t1, v_t2), ``coefficients`` = (ke, kd, kf); zero unless d < 0 (docs/contact_solver.md
+    "Penalty contact"):
+      f_n = ke (-d) - kd min(v_n, 0)                  (P1: damping only while approaching, never pulling)
+      f_t = -min(kf |v_t|, mu f_n) v_t / |v_t|        (P2: viscous friction capped by Coulomb)
+    """
+    f = wp.vec3(0.0)
+    if d < 0.0:
+        fn = coefficients[0] * (-d) - coefficients[1] * wp.min(v[0], 0.0)
+        s = tangential_norm(v[1], v[2])
+        ft = wp.min(coefficients[2] * s, mu * fn) / s
+        f = wp.vec3(fn, -ft * v[1], -ft * v[2])
+    return f
+
+
+@wp.kernel
+def penalty_impulses(
+    topo: Topology,
+    J: wp.array(dtype=float),
+    qd: wp.array(dtype=float),
+    dist: wp.array(dtype=float),
+    coefficients: wp.vec3,
+    dt: float,
+    v_contact: wp.array(dtype=float),
+    weight: wp.array(dtype=float),
+    impulse: wp.array(dtype=float),
+    solve_residual: wp.array(dtype=float),
+    sweeps: wp.array(dtype=int),
+):
+    """Penalty model: P_i = dt f(d_i, J_i qd) per candidate (penalty_force), from the distances, Jacobians and
+    velocity at the start of the step (explicit; no contact solve: residual and sweep count 0). ``weight`` is 1 in
+    penetration, else 0."""
+    a = wp.tid()
+    n = topo.art_ndof[a]
+    nc = topo.art_ncand[a]
+    dof0 = topo.art_dof_start[a]
+    joff = topo.art_j_off[a]
+    c0 = topo.art_cand_start[a]
+    for i in range(nc):
+        ci = c0 + i
+        leaf = topo.body_dof[topo.cand_body[ci]]
+        v = wp.vec3(0.0)
+        if leaf >= 0:
+            for t in range(topo.dof_anc_start[leaf] - 1, topo.dof_anc_start[leaf + 1]):
+                k = chain_dof(topo, leaf, t)
+                kl = k - dof0
+                v += qd[k] * wp.vec3(
+                    J[joff + (3 * i) * n + kl], J[joff + (3 * i + 1) * n + kl], J[joff + (3 * i + 2) * n + kl]
+                )
+        for rr in range(3):
+            v_contact[3 * ci + rr] = v[rr]
+        d = dist[ci]
+        vc = wp.vec3(v_contact[3 * ci], v_contact[3 * ci + 1], v_contact[3 * ci + 2])
+        f = penalty_force(d, vc, coefficients, contact_mu(topo, ci))
+        s = float(0.0)
+        if d < 0.0:
+            s = 1.0
+        weight[ci] = s
+        for rr in range(3):
+            impulse[3 * ci + rr] = dt * f[rr]
+    solve_residual[a] = 0.0
+    sweeps[a] = 0
+
+
 @wp.kernel
 def update_velocities(
     topo: Topology,

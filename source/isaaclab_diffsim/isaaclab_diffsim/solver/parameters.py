@@ -24,6 +24,17 @@ DEFAULT_TOLERANCE = 1.0e-6
 SOFT_CONTACT_KE = 2.5e4
 SOFT_CONTACT_KD = 1.1e3
 SOFT_CONTACT_KF = 3.0e4
+# Explicit penalty contact, the authors' soft baseline (docs/contact_solver.md "Penalty contact"): named settings of
+# (ke [N/m], kd [N s/m], kf [N s/m]); mu is the shapes' material, not a solver parameter.
+PENALTY_PRESETS = {
+    "dflex_default": (1.0e5, 1.0e3, 1.0e3),  # the authors' fork's code defaults (with mu 0.5)
+    "ahac_anymal": (2.0e3, 5.0e2, 1.0e2),  # AHAC's dFlex ANYmal (with mu 0.75)
+}
+DEFAULT_PENALTY_PRESET = "dflex_default"
+PENALTY_MAX_DT = {"dflex_default": 1.0e-3, "ahac_anymal": 2.5e-3}
+"""The longest explicit step [s] on which ANYmal C stands with each preset (docs/contact_solver.md "Penalty
+contact": its feet chatter off the ground beyond): ``penalty_substeps=None`` splits a solver step into
+ceil(dt / PENALTY_MAX_DT[preset]) symplectic Euler substeps."""
 
 PARAMETER_RULES = {
     "contact_model": one_of(*CONTACT_MODELS),
@@ -37,6 +48,11 @@ PARAMETER_RULES = {
     "ke": non_negative,
     "kd": positive,
     "kf": positive,
+    "penalty_preset": one_of(*PENALTY_PRESETS),
+    "penalty_ke": optional(non_negative),
+    "penalty_kd": optional(non_negative),
+    "penalty_kf": optional(non_negative),
+    "penalty_substeps": optional(integer(1)),
     "actuator_saturation": non_negative,
     "friction_velocity": positive,
 }
@@ -47,3 +63,9 @@ def check_parameters(values, owner: str = "SolverMoreauGS") -> None:
     """Raise ValueError naming ``owner``, the first invalid argument, its value and what it must be; ``values`` is a
     mapping or an object with the arguments as attributes (a config)."""
     check(values, PARAMETER_RULES, owner=owner)
+
+
+def penalty_coefficients(preset: str, ke: float | None, kd: float | None, kf: float | None) -> tuple[float, ...]:
+    """(ke, kd, kf) of the penalty model: ``PENALTY_PRESETS[preset]``, each replaced by its override unless None."""
+    base = PENALTY_PRESETS[preset]
+    return tuple(float(b if v is None else v) for b, v in zip(base, (ke, kd, kf)))

@@ -54,6 +54,7 @@ class StepScratch:
         self.w = zeros(D)
         self.dv = zeros(D)
         self.impulse = zeros(3 * C)
+        self.v_contact = zeros(3 * C)
         self.p_hist = zeros(sweep_slots * 3 * C)
         self.p_final = zeros(3 * C)
         self.solve_residual = zeros(max(layout.articulation_count, 1))

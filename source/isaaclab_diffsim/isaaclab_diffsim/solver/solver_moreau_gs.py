@@ -1,7 +1,11 @@
 """SolverMoreauGS: differentiable articulated rigid-body dynamics with Moreau midpoint stepping and a
-projected Gauss-Seidel contact solver (hard, sigmoid-smoothed or penalty contact against ground planes)."""
+projected Gauss-Seidel contact solver (hard, sigmoid-smoothed or implicit compliant contact against ground planes),
+or explicit penalty contact with symplectic Euler."""
 
 from __future__ import annotations
+
+import math
+from types import SimpleNamespace
 
 import newton
 import warp as wp
@@ -15,12 +19,15 @@ from .joints import integrate_multi_dof_positions
 from .model_checks import check_model, unhonoured_doc
 from .parameters import (
     DEFAULT_ADJOINT,
+    DEFAULT_PENALTY_PRESET,
     DEFAULT_TOLERANCE,
     PARAMETER_RULES,
+    PENALTY_MAX_DT,
     SOFT_CONTACT_KD,
     SOFT_CONTACT_KE,
     SOFT_CONTACT_KF,
     check_parameters,
+    penalty_coefficients,
 )
 from .scratch import StepScratch
 from .topology import build_layout
@@ -36,6 +43,9 @@ class SolverMoreauGS(SolverBase):
           4. contact impulses p by projected Gauss-Seidel (at most ``iterations`` sweeps, stopping at ``tolerance``;
              optionally warm-started);
           5. v+ = v + H^-1 (dt h + J^T P);  q+ = q_m + dt/2 v+;  body_q/body_qd by forward kinematics.
+        The ``"penalty"`` model instead takes q_m = q (step 1 with 0 in place of dt/2), skips the solve (step 4:
+        P = dt f(d, J v), explicit penalty forces at the start of the step) and ends with q+ = q + dt v+: symplectic
+        Euler (docs/contact_solver.md "Penalty contact").
 
         Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere
         (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims), ellipsoid (its exact
@@ -52,17 +62,19 @@ class SolverMoreauGS(SolverBase):
     {unhonoured}
         Read differently, by design (not refused): body-body contact is not modelled (shapes collide with ground
         planes only); the penalty and detection parameters of Newton's collision pipeline (shape_material_ke/kd/kf/ka,
-        shape_gap) are replaced by this solver's contact arguments (contact_model, kappa, margin, ke, kd, kf);
+        shape_gap) are replaced by this solver's contact arguments (contact_model, kappa, margin, ke, kd, kf,
+        penalty_*);
         joint_velocity_limit bounds drive torques through the actuator envelope (actuator_saturation > 0) and is not
         a hard velocity limit; joint limits are springs (joint_limit_ke/kd), as in SolverFeatherstone.
 
         Args:
             model: a finalized ``newton.Model``.
-            contact_model: ``"smoothed"`` (default, the paper's model), ``"hard"`` or ``"soft"`` (penalty).
+            contact_model: ``"smoothed"`` (default, the paper's model), ``"hard"``, ``"soft"`` (implicit compliant
+                contact) or ``"penalty"`` (the explicit penalty baseline: ``penalty_preset``).
             kappa: sigmoid stiffness [1/m] of the smoothed model, s(d) = 1 / (1 + exp(kappa d)).
                 Default 1000 (s = 0.007 at 5 mm separation). Differentiable through ``solver.kappa_array``.
             margin: contacts with signed distance d <= margin take part [m]. Default 0.02 for "smoothed",
-                0.0 for "hard" (ignored by "soft", which acts in penetration only).
+                0.0 for "hard" (ignored by "soft" and "penalty", which act in penetration only).
             iterations: the most Gauss-Seidel sweeps per step. Default 20.
             tolerance: a world's sweeps stop after the first sweep that changes none of its impulses by this much
                 [N s] (``last_sweep_counts`` reports the sweeps taken). Default DEFAULT_TOLERANCE; 0 runs all
@@ -88,6 +100,15 @@ class SolverMoreauGS(SolverBase):
                 Coulomb). Damping and friction are implicit in all contacts' end-of-step velocities (solved by the same
                 Gauss-Seidel sweeps as a compliant Coulomb problem, kernels.soft_contact_terms); the spring is explicit.
                 Defaults SOFT_CONTACT_KE/KD/KF, derived for ANYmal C in docs/contact_solver.md; kd and kf must be > 0.
+            penalty_preset: the ``"penalty"`` model's (ke, kd, kf), a name in PENALTY_PRESETS: ``"dflex_default"``
+                (default: 1e5, 1e3, 1e3) or ``"ahac_anymal"`` (2e3, 5e2, 1e2). Explicit and from the step's start
+                state: f_n = ke max(-d, 0) - kd min(v_n, 0), f_t = -min(kf |v_t|, mu f_n) v_t / |v_t|
+                (kernels.penalty_force).
+            penalty_ke, penalty_kd, penalty_kf: overrides of the preset's ke [N/m], kd [N s/m], kf [N s/m] (None:
+                the preset's). Ignored by the other models, as ke, kd, kf are by "penalty".
+            penalty_substeps: symplectic Euler substeps of dt / penalty_substeps per ``step`` of the penalty model.
+                Default None: ceil(dt / PENALTY_MAX_DT[penalty_preset]), the substeps ANYmal C stands on (1 ms for
+                dflex_default, 2.5 ms for ahac_anymal); set it when penalty_ke/kd/kf or the robot change.
             actuator_saturation: DC-motor peak torque [N m] at zero speed; drive torques are bounded by
                 saturation * (+-1 - v / joint_velocity_limit) and always by the model's joint_effort_limit.
                 0 (default) disables the torque-speed envelope (ANYdrive: 120 with velocity limit 7.5 rad/s).
@@ -113,6 +134,11 @@ class SolverMoreauGS(SolverBase):
         kf: float = SOFT_CONTACT_KF,
         actuator_saturation: float = 0.0,
         friction_velocity: float = 1.0e-3,
+        penalty_preset: str = DEFAULT_PENALTY_PRESET,
+        penalty_ke: float | None = None,
+        penalty_kd: float | None = None,
+        penalty_kf: float | None = None,
+        penalty_substeps: int | None = None,
     ):
         check_parameters(locals())  # the arguments
         if margin is None:
@@ -127,6 +153,12 @@ class SolverMoreauGS(SolverBase):
         self.warm_start = bool(warm_start)
         self.stabilization = float(stabilization)
         self.ke, self.kd, self.kf = float(ke), float(kd), float(kf)
+        self.penalty_preset = penalty_preset
+        self.penalty_ke, self.penalty_kd, self.penalty_kf = penalty_coefficients(
+            penalty_preset, penalty_ke, penalty_kd, penalty_kf
+        )
+        self.penalty_substeps = penalty_substeps
+        self._substates: list = []
         self.actuator_saturation = float(actuator_saturation)
         self.kappa_array = wp.array([kappa], dtype=float, device=model.device, requires_grad=True)
         self.friction_velocity = float(friction_velocity)
@@ -171,7 +203,8 @@ class SolverMoreauGS(SolverBase):
 
     def _new_scratch(self, requires_grad: bool) -> StepScratch:
         model = self.model
-        slots = self.iterations + 1 if requires_grad and self.adjoint == "unrolled" else 2
+        unrolled = requires_grad and self.adjoint == "unrolled" and self.contact_model != "penalty"
+        slots = self.iterations + 1 if unrolled else 2
         return StepScratch(self.layout, model.joint_coord_count, model.body_count, slots, model.device, requires_grad)
 
     def _scratch(self, requires_grad: bool) -> StepScratch:
@@ -183,12 +216,63 @@ class SolverMoreauGS(SolverBase):
             self._reuse.zero_accumulators()
         return self._reuse
 
-    def step_memory_bytes(self, requires_grad: bool = True) -> int:
-        """Bytes of intermediate arrays one step allocates (kept alive by a tape when requires_grad)."""
-        return self._new_scratch(requires_grad).nbytes()
+    def step_memory_bytes(self, requires_grad: bool = True, dt: float | None = None) -> int:
+        """Bytes of intermediate arrays one step of ``dt`` allocates (kept alive by a tape when requires_grad);
+        dt None: one substep."""
+        n = 1 if dt is None else self.substeps(dt)
+        m = self.model
+        state = 4 * (m.joint_coord_count + m.joint_dof_count) * (2 if requires_grad else 1)
+        return n * self._new_scratch(requires_grad).nbytes() + (n - 1) * state
+
+    def substeps(self, dt: float) -> int:
+        """Substeps one ``step`` of ``dt`` takes: 1, or for the penalty model ``penalty_substeps`` (None: as many as
+        keep each at most PENALTY_MAX_DT[penalty_preset], up to a 1e-9 relative rounding)."""
+        if self.contact_model != "penalty":
+            return 1
+        if self.penalty_substeps is not None:
+            return self.penalty_substeps
+        return max(1, math.ceil(float(dt) / PENALTY_MAX_DT[self.penalty_preset] * (1.0 - 1.0e-9)))
 
     def step(self, state_in, state_out, control, contacts, dt: float) -> None:
-        """Advance state_in by dt into state_out. ``contacts`` is not needed (ground contact is found inside)."""
+        """Advance state_in by dt into state_out (in ``substeps(dt)`` equal substeps). ``contacts`` is not needed
+        (ground contact is found inside)."""
+        n = self.substeps(dt)
+        if n == 1:
+            self._step(state_in, state_out, control, float(dt))
+            return
+        requires_grad = bool(
+            state_in.joint_q.requires_grad or state_in.joint_qd.requires_grad or state_out.joint_q.requires_grad
+        )
+        h = float(dt) / n
+        src = state_in
+        for k in range(n - 1):
+            mid = self._substate(k, requires_grad, state_in.body_f)
+            self._step(src, mid, control, h, forward_kinematics=False)
+            src = mid
+        self._step(src, state_out, control, h)
+
+    def _substate(self, k: int, requires_grad: bool, body_f) -> SimpleNamespace:
+        """Joint state between substeps k and k + 1: fresh arrays under a tape, else reused ones."""
+        m = self.model
+
+        def state(grad):
+            def zeros(n):
+                return wp.zeros(max(n, 1), dtype=float, device=m.device, requires_grad=grad)
+
+            return SimpleNamespace(joint_q=zeros(m.joint_coord_count), joint_qd=zeros(m.joint_dof_count))
+
+        if requires_grad:
+            out = state(True)
+        else:
+            while len(self._substates) <= k:
+                self._substates.append(state(False))
+            out = self._substates[k]
+        out.body_f = body_f
+        return out
+
+    def _step(self, state_in, state_out, control, dt: float, forward_kinematics: bool = True) -> None:
+        """One (sub)step of dt; ``forward_kinematics`` False leaves state_out's body_q/body_qd (a joint-only
+        intermediate state)."""
         model = self.model
         lay = self.layout
         topo = lay.topo
@@ -217,15 +301,18 @@ class SolverMoreauGS(SolverBase):
             body_f = sc.body_V  # placeholder, not read
         device = model.device
         n_art = lay.articulation_count
+        penalty = self.contact_model == "penalty"
+        # (first, second) position update: Moreau's midpoint (dt/2, dt/2), or symplectic Euler (0, dt) for penalty
+        first, second = (0.0, dt) if penalty else (0.5 * dt, 0.5 * dt)
 
         wp.launch(
             kernels.integrate_positions,
             dim=lay.joint_count,
-            inputs=[topo, model.body_com, state_in.joint_q, state_in.joint_qd, 0.5 * dt],
+            inputs=[topo, model.body_com, state_in.joint_q, state_in.joint_qd, first],
             outputs=[sc.q_mid],
             device=device,
         )
-        self._integrate_multi_dof(state_in.joint_q, state_in.joint_qd, 0.5 * dt, sc.q_mid)
+        self._integrate_multi_dof(state_in.joint_q, state_in.joint_qd, first, sc.q_mid)
         wp.launch(
             kernels.articulation_dynamics,
             dim=n_art,
@@ -260,6 +347,9 @@ class SolverMoreauGS(SolverBase):
                 outputs=[sc.dist, sc.cpoint, sc.J, sc.Z, sc.Z_acc, sc.G, sc.c_free],
                 device=device,
             )
+        if lay.candidate_count > 0 and penalty:
+            self._penalty_impulses(sc, state_in.joint_qd, dt)
+        elif lay.candidate_count > 0:
             implicit = self.adjoint == "implicit"
             unrolled_tape = requires_grad and not implicit
             use_warm = implicit and self.warm_start and state_in is self._warm_state
@@ -309,15 +399,34 @@ class SolverMoreauGS(SolverBase):
         wp.launch(
             kernels.integrate_positions,
             dim=lay.joint_count,
-            inputs=[topo, model.body_com, sc.q_mid, state_out.joint_qd, 0.5 * dt],
+            inputs=[topo, model.body_com, sc.q_mid, state_out.joint_qd, second],
             outputs=[state_out.joint_q],
             device=device,
         )
-        self._integrate_multi_dof(sc.q_mid, state_out.joint_qd, 0.5 * dt, state_out.joint_q)
-        newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
+        self._integrate_multi_dof(sc.q_mid, state_out.joint_qd, second, state_out.joint_q)
+        if forward_kinematics:
+            newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
         self._last = sc
         self._last_dt = dt
         self._warm_state = state_out
+
+    def _penalty_impulses(self, sc: StepScratch, qd, dt: float) -> None:
+        """The penalty model's contact impulses from the start-of-step velocity ``qd`` (kernels.penalty_impulses);
+        recorded on an active tape like the other launches (its adjoint is Warp's)."""
+        wp.launch(
+            kernels.penalty_impulses,
+            dim=self.layout.articulation_count,
+            inputs=[
+                self.layout.topo,
+                sc.J,
+                qd,
+                sc.dist,
+                wp.vec3(self.penalty_ke, self.penalty_kd, self.penalty_kf),
+                dt,
+            ],
+            outputs=[sc.v_contact, sc.weight, sc.impulse, sc.solve_residual, self._sweeps],
+            device=self.model.device,
+        )
 
     def _integrate_multi_dof(self, q_in, qd, h, q_out) -> None:
         """The BALL / D6 part of a position update (a separate launch, so models without them pay nothing)."""
@@ -384,7 +493,8 @@ class SolverMoreauGS(SolverBase):
 
     def last_solve_residual(self) -> wp.array:
         """Per articulation, the largest impulse change [N s] in the last Gauss-Seidel sweep of the last step
-        (0 without contact candidates or in soft mode): how far the forward solve is from its fixed point."""
+        (0 without contact candidates, in soft mode or with "penalty", which has no solve): how far the forward solve
+        is from its fixed point."""
         if self._last is None:
             raise RuntimeError("SolverMoreauGS: no step has been taken yet")
         return self._last.solve_residual
