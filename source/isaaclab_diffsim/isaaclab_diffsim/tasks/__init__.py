@@ -1,4 +1,5 @@
 """Task registrations (gymnasium ids ``DiffSim-*``). Importing this package registers them."""
 
 from .direct import anymal_c as _direct_anymal_c  # noqa: F401
+from .direct import quadrupeds as _direct_quadrupeds  # noqa: F401
 from .locomotion.velocity.config import anymal_c as _manager_anymal_c  # noqa: F401

@@ -1,8 +1,9 @@
-"""Differentiable ANYmal C flat velocity-tracking task on :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv`.
+"""Differentiable flat velocity-tracking task of a legged robot on :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv`.
 
-Observations, rewards and terminations follow Isaac Lab's flat ANYmal C velocity MDP; the actuator is the ANYdrive
-DC motor the solver applies (its torque is recomputed here in torch for the torque reward). See ``docs/tasks.md``
-for what differs from Isaac Lab's task and why.
+Observations, rewards and terminations follow Isaac Lab's flat velocity MDP (its ANYmal C task by default); the
+actuator is the PD drive with the DC-motor envelope the solver applies (its torque is recomputed here in torch for
+the torque reward). Everything robot-specific comes from ``cfg.robot`` and the model's ``RobotLayout``. See
+``docs/tasks.md`` for what differs from Isaac Lab's task and why.
 """
 
 from __future__ import annotations
@@ -17,24 +18,23 @@ from isaaclab.utils.math import wrap_to_pi
 from isaaclab.utils.noise import UniformNoiseCfg
 
 from ....assets.anydrive import ACTUATOR_PRESETS, per_joint
-from ....assets.anymal_c import build_anymal_c_model
+from ....assets.robot_builder import build_robot_model
 from ....envs.diff_direct_env import DiffDirectRLEnv
 from ....envs.rotations import quat_rotate, quat_rotate_inverse
 from ....envs.seeding import global_rng_seeded
 from ....solver import SolverMoreauGS
 from .builder_events import BuilderEvents
-from .diff_velocity_env_cfg import DiffVelocityEnvCfg
+from .diff_velocity_env_cfg import DiffVelocityEnvCfg, observation_terms
 
 if TYPE_CHECKING:
     from .scene_model import AnymalCScene
 
 
 class DiffVelocityEnv(DiffDirectRLEnv):
-    """ANYmal C: obs (N, 12 + 3 x joints), actions (N, joints) joint-position offsets (scaled by ``action_scale``);
-    48 and 12 for ANYmal C's 12 joints.
+    """obs (N, 12 + 3 x joints), actions (N, joints) joint-position offsets (scaled by ``action_scale``); 48 and 12
+    for ANYmal C's 12 joints. Per-foot tensors are (N, feet, ...) in ``cfg.robot.legs`` order.
 
-    With the optional gait clock (``cfg.gait.period_s > 0``) the observation has 50 entries: (sin, cos) of the phase
-    are appended.
+    With the optional gait clock (``cfg.gait.period_s > 0``) the observation gains 2 entries: (sin, cos) of the phase.
     """
 
     cfg_class = DiffVelocityEnvCfg
@@ -81,6 +81,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.gait_offsets = torch.tensor(cfg.gait.phase_offsets, device=dev)
         self.joint_legs = torch.tensor(layout.joint_legs(), device=dev)
         self.foot_radius = layout.foot_radius
+        nf = self.num_feet = len(layout.foot_names)
 
         self.qd = torch.zeros(n, nd, device=dev)
         self.last_actions = torch.zeros(n, nj, device=dev)
@@ -91,7 +92,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.command_time = torch.zeros(n, device=dev)
         self.push_time = torch.zeros(n, device=dev)
         self.leg_kick_time = torch.zeros(n, device=dev)
-        self.feet_air_time = torch.zeros(n, 4, device=dev)
+        self.feet_air_time = torch.zeros(n, nf, device=dev)
         self.action_queue = torch.zeros(n, cfg.events.action_delay_range[1], nj, device=dev)
         """The last actions, newest first, as many as the longest delay (``events.action_delay_range``)."""
         self.action_delay = torch.zeros(n, dtype=torch.long, device=dev)
@@ -104,15 +105,15 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             self.term_names.append("gait_foot_height_l2")
         self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
         self._base_cache = None
-        self.prev_foot_centre = torch.zeros(n, 4, 3, device=dev)
+        self.prev_foot_centre = torch.zeros(n, nf, 3, device=dev)
         """Foot sphere centres after the last step (the feet's velocities in ``foot_clearance``; not kept up to date
         while that term is off)."""
         self._obs_noise: UniformNoiseCfg | None = None
         """The observation noise (built from ``cfg.observations`` at its first use)."""
 
     def _setup_scene(self):
-        """The ANYmal C worlds: Isaac Lab's scene (``asset_source="isaaclab"``, the solver is its physics manager's)
-        or our builder (``"urdf"``, ``"usd"``)."""
+        """The robot's worlds: Isaac Lab's scene (``asset_source="isaaclab"``, the solver is its physics manager's;
+        ANYmal C only) or our builder on ``cfg.robot`` (``"urdf"``, ``"usd"``)."""
         cfg = self.cfg
         if cfg.asset_source == "isaaclab":
             from .scene_model import AnymalCScene
@@ -129,7 +130,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             )
             scene = self.isaaclab_scene
             return scene.model, scene.layout, scene.solver  # the physics manager's solver: one per model
-        model, layout = build_anymal_c_model(
+        model, layout = build_robot_model(
+            cfg.robot,
             num_worlds=cfg.num_envs,
             device=str(self.device),
             kp=cfg.kp,
@@ -192,20 +194,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _observation_terms(self) -> dict[str, slice]:
         """Entries of each term of the observation (Isaac Lab's flat-MDP terms, before the gait clock), sized by the
         layout's joint count."""
-        nj = self.layout.num_joints
-        sizes = {
-            "base_lin_vel": 3,
-            "base_ang_vel": 3,
-            "projected_gravity": 3,
-            "velocity_commands": 3,
-            "joint_pos": nj,
-            "joint_vel": nj,
-            "actions": nj,
-        }
-        terms, start = {}, 0
-        for name, size in sizes.items():
-            terms[name], start = slice(start, start + size), start + size
-        return terms
+        return observation_terms(self.layout.num_joints)
 
     def _check_sizes(self) -> None:
         """The config's observation and action sizes must be those of the model's layout."""
@@ -291,7 +280,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         """:meth:`DiffDirectRLEnv.set_state`; snapshots saved before ``prev_foot_centre`` or ``leg_kick_time`` existed
         get zeros for them."""
         if "prev_foot_centre" not in state:
-            state = {**state, "prev_foot_centre": torch.zeros(self.num_envs, 4, 3, device=self.device)}
+            state = {**state, "prev_foot_centre": torch.zeros_like(self.prev_foot_centre)}
         if "leg_kick_time" not in state:
             state = {**state, "leg_kick_time": torch.zeros(self.num_envs, device=self.device)}
         if "action_queue" not in state:
@@ -367,19 +356,19 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return self.cfg.gait.joint_swing_scale * self._swing_profile(0)[:, self.joint_legs] * self.default_leg
 
     def _swing_profile(self, steps_ahead: int) -> torch.Tensor:
-        """Per foot (num_envs, 4; legs LF, RF, LH, RH) ``max(sin(2 pi phase_f), 0)``: a half sine during the swing
+        """Per foot (num_envs, feet) ``max(sin(2 pi phase_f), 0)``: a half sine during the swing
         half of the foot's cycle, 0 in stance, at the clock of the state ``steps_ahead`` steps from now."""
         t = (self.episode_length_buf.float() + steps_ahead) * self.step_dt / self.cfg.gait.period_s
         phase = torch.remainder(t[:, None] + self.gait_offsets, 1.0)
         return torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)
 
     def foot_centres(self, body_q: torch.Tensor) -> torch.Tensor:
-        """Centre of each foot sphere, (num_envs, 4, 3) in leg order LF, RF, LH, RH."""
+        """Centre of each foot sphere, (num_envs, feet, 3) in leg order."""
         pose = body_q[self.foot_bodies.reshape(-1)]
-        return (pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)).view(self.num_envs, 4, 3)
+        return (pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)).view(self.num_envs, self.num_feet, 3)
 
     def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
-        """Height of each foot sphere's lowest point above the ground, (num_envs, 4) in leg order LF, RF, LH, RH."""
+        """Height of each foot sphere's lowest point above the ground, (num_envs, feet) in leg order."""
         return self.foot_centres(body_q)[..., 2] - self.foot_radius
 
     def _gait_foot_height_error(self, body_q: torch.Tensor) -> torch.Tensor:
@@ -390,10 +379,14 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return ((self.foot_heights(body_q) - ref) ** 2).sum(1)
 
     def _torques(self, q, qd, targets_leg):
-        """ANYdrive DC-motor torque (PD clipped by the torque-speed envelope), as the solver applies it."""
+        """DC-motor torque (PD clipped by the effort limit and, with ``actuator_saturation`` > 0, the torque-speed
+        envelope), as the solver applies it."""
         v, strength = qd[:, 6:], self.motor_strength
         tau = strength * (self.kp_leg * (targets_leg - q[:, 7:]) - self.kd_leg * v)
         sat = self.cfg.solver_cfg.actuator_saturation
+        if sat <= 0.0:
+            limit = strength * self.effort_limit
+            return torch.minimum(torch.maximum(tau, -limit), limit)
         hi = torch.minimum(strength * self.effort_limit, sat * (1.0 - v / self.velocity_limit))
         lo = torch.maximum(-strength * self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
         return torch.minimum(torch.maximum(tau, lo), hi)
@@ -452,7 +445,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     @torch.no_grad()
     def _feet_air_time(self):
         """Isaac Lab's feet_air_time: on touchdown, reward air time minus the threshold (gradient stopped)."""
-        impulses = self.sim.last_contact_impulses().view(self.num_envs, 4, 3)
+        impulses = self.sim.last_contact_impulses().view(self.num_envs, self.num_feet, 3)
         contact = impulses[..., 0] > 1.0 * self.cfg.sim_dt  # 1 N, like Isaac Lab's contact sensor threshold
         first_contact = contact & (self.feet_air_time > 0.0)
         reward = ((self.feet_air_time - self.cfg.rewards.feet_air_time_threshold) * first_contact).sum(1)
@@ -587,7 +580,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         if not due.any():
             return None
         n, nj = self.num_envs, self.layout.num_joints
-        leg = torch.randint(0, 4, (n,), generator=self._gen, device=self.device)
+        leg = torch.randint(0, self.num_feet, (n,), generator=self._gen, device=self.device)
         dq = self._uniform((n, nj), -ev.leg_kick_velocity, ev.leg_kick_velocity)
         dq = dq * ((self.joint_legs[None, :] == leg[:, None]) & due[:, None])
         self.leg_kick_time[due] = self._uniform((int(due.sum()),), *ev.leg_kick_interval_s)

@@ -1,4 +1,5 @@
-"""Configuration of the differentiable ANYmal C flat velocity-tracking environment."""
+"""Configuration of the differentiable flat velocity-tracking environment (ANYmal C by default; the robot is
+``DiffVelocityEnvCfg.robot``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg
 
 from ....assets.anydrive import ACTUATOR_PRESETS
+from ....assets.anymal_c import ANYMAL_C_ROBOT_CFG
+from ....assets.robot_cfg import DiffRobotCfg
 from ....envs.diff_direct_env import DiffDirectRLEnvCfg
 from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
 from ....utils.validation import (
@@ -24,6 +27,28 @@ from ....utils.validation import (
     positive,
     sequence,
 )
+
+
+def observation_terms(num_joints: int) -> dict[str, slice]:
+    """Entries of each term of the flat velocity MDP's observation (before the optional gait clock)."""
+    sizes = {
+        "base_lin_vel": 3,
+        "base_ang_vel": 3,
+        "projected_gravity": 3,
+        "velocity_commands": 3,
+        "joint_pos": num_joints,
+        "joint_vel": num_joints,
+        "actions": num_joints,
+    }
+    terms, start = {}, 0
+    for name, size in sizes.items():
+        terms[name], start = slice(start, start + size), start + size
+    return terms
+
+
+def observation_size(num_joints: int) -> int:
+    """Size of the flat velocity MDP's observation (without the gait clock): 48 for 12 joints."""
+    return observation_terms(num_joints)["actions"].stop
 
 
 @configclass
@@ -154,12 +179,12 @@ class DiffEventsCfg:
 class DiffGaitCfg:
     """Optional clock-driven trot shaping (off by default: Isaac Lab's flat MDP has no gait clock).
 
-    With ``period_s > 0`` the observation gains (sin, cos) of the gait phase (50 entries instead of 48) and the
+    With ``period_s > 0`` the observation gains (sin, cos) of the gait phase (2 entries) and the
     reward gains ``gait_foot_height_l2``: the squared error between each foot sphere's lowest point and a
     reference height, ``swing_height * sin(2 pi phase_f)`` during the first half of the foot's cycle (swing)
-    and 0 during the second (stance). Foot phases are shifted by ``phase_offsets`` (legs LF, RF, LH, RH:
-    diagonal pairs together is a trot). Unlike feet_air_time this term is a differentiable function of the
-    state, so it gives SHAC's analytic gradient a stepping pattern to follow.
+    and 0 during the second (stance). Foot phases are shifted by ``phase_offsets`` (one per leg, in the robot's leg
+    order, e.g. LF, RF, LH, RH: diagonal pairs together is a trot). Unlike feet_air_time this term is a
+    differentiable function of the state, so it gives SHAC's analytic gradient a stepping pattern to follow.
     """
 
     period_s: float = 0.0
@@ -177,16 +202,22 @@ class DiffGaitCfg:
 
 @configclass
 class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
-    """ANYmal C on SolverMoreauGS: 48-d observation, 12 joint-position-target actions, policy at 50 Hz.
+    """A legged robot (``robot``, ANYmal C by default) on SolverMoreauGS: observation 12 + 3 x joints (48 for
+    ANYmal C), one joint-position-target action per joint, policy at 50 Hz. :meth:`use_robot` switches the robot
+    with its gains, heights and sizes.
 
     The solver's parameters are one embedded :class:`DiffSimSolverCfg` (``solver_cfg``), the same config Isaac Lab
     tasks on this backend use, so a policy trained in "smoothed" contact can be evaluated in "hard" contact by
     overriding ``solver_cfg.contact_model``.
     """
 
-    observation_space: int = 48
-    """Isaac Lab's flat-MDP terms; the optional gait clock appends 2 (``env.num_obs``)."""
-    action_space: int = 12
+    robot: DiffRobotCfg = ANYMAL_C_ROBOT_CFG
+    """The robot: asset, base, feet, standing pose; its gains and heights are the defaults of ``kp``, ``kd``,
+    ``init_base_height``, ``min_base_height`` and ``solver_cfg.actuator_saturation`` (:meth:`use_robot`)."""
+    observation_space: int = observation_size(ANYMAL_C_ROBOT_CFG.num_joints)
+    """Isaac Lab's flat-MDP terms (:func:`observation_size` of the robot's joints); the optional gait clock appends 2
+    (``env.num_obs``)."""
+    action_space: int = ANYMAL_C_ROBOT_CFG.num_joints
     asset_source: str = "urdf"
     """Where the model comes from:
 
@@ -205,26 +236,37 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     as ``InteractiveSceneCfg.env_spacing``): where recordings and visualizers show each robot (``env.env_origins``,
     ``env.joint_q_w()``). The physics runs in each env's own frame, so it does not depend on it."""
     action_scale: float = 0.5
-    # ANYdrive as a DC motor: PD gains, peak torque at zero speed, effort limit from the URDF (80 N m)
-    kp: float = 40.0
-    kd: float = 5.0
+    kp: float = ANYMAL_C_ROBOT_CFG.kp
+    """PD stiffness [N m/rad] of every joint (ANYmal C: the ANYdrive's 40)."""
+    kd: float = ANYMAL_C_ROBOT_CFG.kd
     actuator_preset: str = ""
     """A named ANYdrive parameter set of :data:`~isaaclab_diffsim.assets.anydrive.ACTUATOR_PRESETS` that replaces
     ``kp`` and ``kd`` per joint and adds the joints' armature and Coulomb friction (``anydrive_simple``: kp 85, kd
     3.5; ``anydrive_sysid``: kp 85, system-identified per-joint kd and friction, armature 0.09). "" uses ``kp``/``kd``
     and no passive joint terms."""
-    solver_cfg: DiffSimSolverCfg = DiffSimSolverCfg(actuator_saturation=120.0)
-    """SolverMoreauGS's parameters: contact model, kappa, margin, sweeps, adjoint, and the ANYdrive's DC-motor
-    torque-speed envelope (``actuator_saturation``, peak torque [N m] at zero speed)."""
+    solver_cfg: DiffSimSolverCfg = DiffSimSolverCfg(actuator_saturation=ANYMAL_C_ROBOT_CFG.actuator_saturation)
+    """SolverMoreauGS's parameters: contact model, kappa, margin, sweeps, adjoint, and the motor's DC-motor
+    torque-speed envelope (``actuator_saturation``, peak torque [N m] at zero speed; 0: none)."""
     # terminations (failures): base below this height [m], or tilted so that gravity's z in the base frame > this
-    min_base_height: float = 0.3
+    min_base_height: float = ANYMAL_C_ROBOT_CFG.min_base_height
     max_gravity_z: float = -0.5
-    init_base_height: float = 0.6
+    init_base_height: float = ANYMAL_C_ROBOT_CFG.init_base_height
     observations: DiffObservationsCfg = DiffObservationsCfg()
     rewards: DiffRewardsCfg = DiffRewardsCfg()
     commands: DiffCommandsCfg = DiffCommandsCfg()
     events: DiffEventsCfg = DiffEventsCfg()
     gait: DiffGaitCfg = DiffGaitCfg()
+
+    def use_robot(self, robot: DiffRobotCfg) -> None:
+        """Make ``robot`` the task's robot: its gains, envelope and heights become ``kp``, ``kd``,
+        ``solver_cfg.actuator_saturation``, ``init_base_height``, ``min_base_height``, and the observation and action
+        sizes follow its joints (call it in a robot task's ``__post_init__``, before the task's own choices)."""
+        self.robot = robot.copy()
+        self.kp, self.kd = robot.kp, robot.kd
+        self.solver_cfg.actuator_saturation = robot.actuator_saturation
+        self.init_base_height, self.min_base_height = robot.init_base_height, robot.min_base_height
+        self.action_space = robot.num_joints
+        self.observation_space = observation_size(robot.num_joints)
 
     def use_evaluation_settings(self) -> None:
         """The ``-Play`` settings: forward commands only (no lateral or yaw command, no heading or standing envs), no
@@ -241,13 +283,14 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         check(
             self,
             {
-                "asset_source": one_of("urdf", "usd", "isaaclab"),
+                "asset_source": one_of(*self.robot.asset_sources),
                 "actuator_preset": Rule(
                     f"'' or one of {sorted(ACTUATOR_PRESETS)}", lambda v: not v or v in ACTUATOR_PRESETS
                 ),
             },
         )
         super().validate_values()
+        nj, legs = self.robot.num_joints, tuple(self.robot.legs)
         ranges = [
             "commands.lin_vel_x",
             "commands.lin_vel_y",
@@ -259,13 +302,15 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         check(
             self,
             {
-                "observation_space": Rule("48 (fixed by the task)", lambda v: v == 48),
-                "action_space": Rule("12 (fixed by the task)", lambda v: v == 12),
-                "solver_cfg.actuator_saturation": Rule(f"{positive.text} (the ANYdrive's envelope)", positive),
+                "observation_space": Rule(
+                    f"{observation_size(nj)} (12 + 3 x the robot's {nj} joints)", lambda v: v == observation_size(nj)
+                ),
+                "action_space": Rule(f"{nj} (one per joint of the robot)", lambda v: v == nj),
+                "solver_cfg.actuator_saturation": non_negative,
                 "gait.period_s": non_negative,
                 "gait.swing_height": non_negative,
                 "gait.joint_swing_scale": non_negative,
-                "gait.phase_offsets": Rule("4 finite numbers (LF, RF, LH, RH)", sequence(finite, length=4)),
+                "gait.phase_offsets": Rule(f"{len(legs)} finite numbers {legs}", sequence(finite, length=len(legs))),
                 "env_spacing": non_negative,
                 "kp": positive,
                 "action_scale": positive,

@@ -5,6 +5,29 @@ from isaaclab.utils import configclass
 from .diff_velocity_env_cfg import DiffEventsCfg, DiffVelocityEnvCfg
 
 
+def use_forward_trot_recipe(cfg: DiffVelocityEnvCfg) -> None:
+    """The flat tasks' recipe on top of Isaac Lab's MDP: contact kappa 200, a 0.6 s trot clock with the joint-space
+    trajectory generator, forward commands only (see :class:`AnymalCFlatDiffEnvCfg` for why)."""
+    cfg.solver_cfg.kappa = 200.0
+    cfg.gait.period_s = 0.6
+    cfg.gait.joint_swing_scale = 1.0
+    cfg.commands.lin_vel_y = (0.0, 0.0)
+    cfg.commands.ang_vel_z = (0.0, 0.0)
+    cfg.commands.heading_command = False
+    cfg.commands.rel_standing_envs = 0.0
+
+
+def use_play_settings(cfg: DiffVelocityEnvCfg) -> None:
+    """The ``-Play`` evaluation: hard contact and :meth:`DiffVelocityEnvCfg.use_evaluation_settings`, nominal
+    friction, motor strength, latency and base mass (those of :class:`DiffEventsCfg`)."""
+    cfg.solver_cfg.contact_model = "hard"
+    cfg.use_evaluation_settings()
+    nominal = DiffEventsCfg()
+    for name in ("ground_friction", "foot_friction_range", "motor_strength_range", "action_delay_range"):
+        setattr(cfg.events, name, getattr(nominal, name))
+    cfg.events.base_mass_add_range = nominal.base_mass_add_range
+
+
 @configclass
 class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
     """Isaac Lab's flat ANYmal C rewards on the smoothed contact model, with a trot generator and forward commands.
@@ -39,13 +62,7 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
     kp: float = 80.0
 
     def __post_init__(self):
-        self.solver_cfg.kappa = 200.0
-        self.gait.period_s = 0.6
-        self.gait.joint_swing_scale = 1.0
-        self.commands.lin_vel_y = (0.0, 0.0)
-        self.commands.ang_vel_z = (0.0, 0.0)
-        self.commands.heading_command = False
-        self.commands.rel_standing_envs = 0.0
+        use_forward_trot_recipe(self)
         ev = self.events
         ev.ground_friction, ev.foot_friction_range = 0.3, (0.3, 2.1)
         ev.motor_strength_range, ev.action_delay_range = (0.8, 1.2), (0, 2)
@@ -59,9 +76,4 @@ class AnymalCFlatDiffEnvCfg_PLAY(AnymalCFlatDiffEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        self.solver_cfg.contact_model = "hard"
-        self.use_evaluation_settings()
-        nominal = DiffEventsCfg()
-        for name in ("ground_friction", "foot_friction_range", "motor_strength_range", "action_delay_range"):
-            setattr(self.events, name, getattr(nominal, name))
-        self.events.base_mass_add_range = nominal.base_mass_add_range
+        use_play_settings(self)

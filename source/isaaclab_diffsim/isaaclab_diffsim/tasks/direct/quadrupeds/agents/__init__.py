@@ -1,0 +1,1 @@
+"""Learning-library configurations of the other quadrupeds' differentiable flat tasks."""

@@ -1,0 +1,34 @@
+"""SHAC configurations of the other quadrupeds' flat velocity tasks (CPU-sized)."""
+
+from isaaclab.utils import configclass
+
+from isaaclab_diffsim.rl.shac import ShacRunnerCfg
+
+from ...anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+
+
+@configclass
+class WarpQuadrupedFlatShacRunnerCfg(ShacRunnerCfg):
+    """SHAC on the Warp quadruped: horizon 32, the paper's value for its light robot; SHAC's actor learning rate."""
+
+    experiment_name: str = "warp_quadruped_flat_diffsim"
+    horizon: int = 32
+    max_iterations: int = 1000
+    save_interval: int = 50
+
+    def __post_init__(self):
+        self.algorithm.max_actor_grad_norm = 100.0
+
+
+@configclass
+class Go2FlatShacRunnerCfg(WarpQuadrupedFlatShacRunnerCfg):
+    """SHAC on Go2 (16 kg, lighter still): as the Warp quadruped."""
+
+    experiment_name: str = "go2_flat_diffsim"
+
+
+@configclass
+class AnymalBFlatShacRunnerCfg(AnymalCFlatShacRunnerCfg):
+    """SHAC on ANYmal B: ANYmal C's settings (horizon 12, actor learning rate 1e-3)."""
+
+    experiment_name: str = "anymal_b_flat_diffsim"
