@@ -373,18 +373,18 @@ def test_penalty_contact_task_from_overrides():
     cfg, _ = resolve_task_cfgs("DiffSim-Velocity-Flat-AnymalC-Direct", "shac_cfg_entry_point", overrides)
     cfg.num_envs = 2
     env = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct", cfg=cfg).unwrapped
-    solver = env.sim.solver
-    assert solver.contact_model == "penalty" and (solver.penalty_ke, solver.penalty_kd, solver.penalty_kf) == (
-        2.0e3,
-        5.0e2,
-        1.0e2,
-    )
-    assert solver.substeps(env.cfg.sim_dt) == 2
-    env.reset()
-    actions = torch.zeros(5, 2, 12, requires_grad=True)
-    total = 0.0
-    for t in range(5):
-        _, reward, _, _, _ = env.step(actions[t])
-        total = total + reward.sum()
-    total.backward()
-    assert torch.isfinite(env.q).all() and actions.grad.abs().sum() > 0
+    try:  # the Isaac Lab scene's simulation context is a singleton: release it for the tests after this one
+        solver = env.sim.solver
+        assert solver.contact_model == "penalty"
+        assert (solver.penalty_ke, solver.penalty_kd, solver.penalty_kf) == (2.0e3, 5.0e2, 1.0e2)
+        assert solver.substeps(env.cfg.sim_dt) == 2
+        env.reset()
+        actions = torch.zeros(5, 2, 12, requires_grad=True)
+        total = 0.0
+        for t in range(5):
+            _, reward, _, _, _ = env.step(actions[t])
+            total = total + reward.sum()
+        total.backward()
+        assert torch.isfinite(env.q).all() and actions.grad.abs().sum() > 0
+    finally:
+        env.close()

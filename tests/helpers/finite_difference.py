@@ -1,5 +1,7 @@
 """Central finite differences of solver rollouts against their tape gradients."""
 
+import math
+
 import numpy as np
 import warp as wp
 
@@ -61,3 +63,20 @@ def central_difference(f, x, idx, eps):
 def assert_close(tape_grad, fd, rtol, atol):
     assert np.isfinite(tape_grad)
     assert abs(tape_grad - fd) <= atol + rtol * abs(fd), f"tape {tape_grad} vs finite difference {fd}"
+
+
+def assert_action_gradient_matches_fd(objective, a0, joints, min_fd, rel_tol=0.15, abs_tol=2e-6, eps=1e-2):
+    """autograd's d objective / d a0[0, j] against the central difference of step ``eps``, for each j in ``joints``
+    (``objective``: a torch function of the (envs, joints) actions that restores its own start state); each central
+    difference must exceed ``min_fd`` in magnitude, so the term under test does move with that action."""
+    import torch
+
+    a = a0.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(objective(a), a)
+    for j in joints:
+        d = torch.zeros_like(a0)
+        d[0, j] = eps
+        with torch.no_grad():
+            fd = float((objective(a0 + d) - objective(a0 - d)) / (2 * eps))
+        assert abs(fd) > min_fd, (j, fd)
+        assert math.isclose(float(grad[0, j]), fd, rel_tol=rel_tol, abs_tol=abs_tol), (j, float(grad[0, j]), fd)
