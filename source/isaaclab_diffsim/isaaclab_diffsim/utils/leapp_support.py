@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 LEAPP_EXTRA = 'pip install -e "source/isaaclab_diffsim[leapp]"'
@@ -16,10 +17,17 @@ def require_leapp():
         raise ImportError(f"LEAPP export and deployment need the 'leapp' package: {LEAPP_EXTRA}") from err
 
 
-def tracing() -> bool:
-    """Whether a LEAPP export is tracing now (``leapp.start`` was called); False when leapp is not installed."""
+@functools.cache
+def _export_manager():
+    """LEAPP's ExportManager class, or None when leapp is not installed (looked up once)."""
     try:
         from leapp import ExportManager
     except ImportError:
-        return False
-    return bool(ExportManager.is_interpret_graph_enabled())
+        return None
+    return ExportManager
+
+
+def tracing() -> bool:
+    """Whether a LEAPP export is tracing now (``leapp.start`` was called); False when leapp is not installed."""
+    manager = _export_manager()
+    return manager is not None and bool(manager.is_interpret_graph_enabled())
