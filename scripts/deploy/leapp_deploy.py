@@ -28,7 +28,14 @@ def parse_args(argv=None):
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", required=True, help="registered task whose scene, commands and events are used")
-    parser.add_argument("--pipeline", required=True, help="the LEAPP YAML written by the export")
+    parser.add_argument("--pipeline", default=None, help="the LEAPP YAML written by the export")
+    parser.add_argument(
+        "--training_stack",
+        default=None,
+        metavar="CHECKPOINT",
+        help="instead of a pipeline: the manager-based env with this rsl_rl checkpoint's policy (the stack the"
+        " export came from), same episodes and metrics",
+    )
     parser.add_argument("--episodes", type=int, default=4)
     parser.add_argument("--episode_s", type=float, default=None, help="episode length [s] (default: the task's)")
     parser.add_argument("--seed", type=int, default=0)
@@ -45,8 +52,31 @@ def parse_args(argv=None):
     add_launcher_args(parser)
     parser.set_defaults(device="cpu")
     args, hydra_args = parser.parse_known_args(argv)
+    if (args.pipeline is None) == (args.training_stack is None):
+        parser.error("give one of --pipeline and --training_stack")
     args.headless = True
     return args, hydra_args
+
+
+def make_env(args, env_cfg, agent_cfg):
+    """``LeappDeploymentEnv`` on the pipeline, or the training stack (after the simulation was launched)."""
+    if args.training_stack is None:
+        from isaaclab.envs import LeappDeploymentEnv
+
+        return LeappDeploymentEnv(env_cfg, args.pipeline)
+    import gymnasium as gym
+    from isaaclab.utils import to_dict
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper, check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
+    from rsl_rl.runners import OnPolicyRunner
+
+    from isaaclab_diffsim.deploy.leapp_pipeline.training_stack import TrainingStackEpisodes
+
+    env_cfg.scene.num_envs, agent_cfg.device = 1, args.device
+    agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
+    env = RslRlVecEnvWrapper(gym.make(args.task, cfg=env_cfg), clip_actions=agent_cfg.clip_actions)
+    runner = OnPolicyRunner(env, to_dict(agent_cfg), log_dir=None, device=args.device)
+    runner.load(args.training_stack, map_location=args.device)
+    return TrainingStackEpisodes(env, runner.get_inference_policy(device=args.device))
 
 
 def main(argv=None) -> int:
@@ -63,7 +93,8 @@ def main(argv=None) -> int:
     original_argv = sys.argv
     sys.argv = [original_argv[0]] + hydra_args  # Isaac Lab's Hydra reads the overrides from sys.argv
     try:
-        env_cfg, _ = resolve_task_config(args.task, "")
+        agent_entry = "rsl_rl_cfg_entry_point" if args.training_stack else ""
+        env_cfg, agent_cfg = resolve_task_config(args.task, agent_entry)
     finally:
         sys.argv = original_argv
     env_cfg.seed = args.seed
@@ -76,19 +107,18 @@ def main(argv=None) -> int:
     configure_seed(args.seed)
     episode_s = args.episode_s if args.episode_s is not None else env_cfg.episode_length_s
     with launch_simulation(env_cfg, args):
-        from isaaclab.envs import LeappDeploymentEnv
-
         from isaaclab_diffsim.deploy.leapp_pipeline.episodes import run_episodes
 
-        env = LeappDeploymentEnv(env_cfg, args.pipeline)
+        env = make_env(args, env_cfg, agent_cfg)
         try:
             start = time.perf_counter()
             max_steps = max(1, round(episode_s / env.step_dt))
             metrics = run_episodes(env, args.episodes, max_steps, min_height=args.min_height)
             metrics["wall_s"] = time.perf_counter() - start
         finally:
-            env.close()
-    metrics.update(task=args.task, pipeline=args.pipeline, overrides=hydra_args, seed=args.seed)
+            (env.env if args.training_stack else env).close()
+    metrics.update(task=args.task, pipeline=args.pipeline, training_stack=args.training_stack)
+    metrics.update(overrides=hydra_args, seed=args.seed)
     line = json.dumps(metrics)
     print(line)
     if args.out:

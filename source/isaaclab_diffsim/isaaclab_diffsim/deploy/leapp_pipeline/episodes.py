@@ -32,17 +32,24 @@ def run_episodes(
 
     Per policy step, after the physics: ``lin_vel_error`` = |command_xy - base velocity_xy| [m/s] (base frame) and
     ``yaw_rate_error`` = |command_yaw - base yaw rate| [rad/s], against the command the policy saw at that step.
-    ``tracking_error_xy``/``tracking_error_yaw`` are their means over all steps of all episodes; ``fall_rate`` the
-    fraction of episodes that ended in a fall; ``episode_s`` the mean episode length [s].
+    An env with an ``ended`` attribute (:class:`.training_stack.TrainingStackEpisodes`) ends the episode when it is
+    true. ``tracking_error_xy``/``tracking_error_yaw`` are their means over all steps of all episodes; ``fall_rate`` the
+    fraction of episodes that ended in a fall; ``command_xy``/``velocity_xy`` the mean commanded and
+    achieved planar speed [m/s]; ``episode_s`` the mean episode length [s].
     """
     if episodes <= 0 or max_steps <= 0:
         raise ValueError(f"episodes and max_steps must be > 0, got {episodes}, {max_steps}")
     robot = env.scene["robot"]
     sim_kp_before = float(robot.data.joint_stiffness.torch.abs().max())
     err_xy, err_yaw, steps, falls, lengths = 0.0, 0.0, 0, 0, []
+    cmd_xy, vel_xy = 0.0, 0.0
     with torch.inference_mode():
         for _ in range(episodes):
             env.reset()
+            # LeappDeploymentEnv.reset() resets the command manager with int32 env ids, and from the second reset
+            # on the command stays zero (measured: mean commanded speed 0.25 instead of 0.5 m/s over 2 episodes
+            # of a fixed 0.5 m/s command); a reset over all envs (a slice) resamples it.
+            env.command_manager.reset()
             length = 0
             for _ in range(max_steps):
                 env.step()
@@ -52,8 +59,10 @@ def run_episodes(
                 ang = robot.data.root_ang_vel_b.torch[0]
                 err_xy += float(torch.linalg.norm(cmd[:2] - lin[:2]))
                 err_yaw += float((cmd[2] - ang[2]).abs())
+                cmd_xy += float(torch.linalg.norm(cmd[:2]))
+                vel_xy += float(torch.linalg.norm(lin[:2]))
                 steps += 1
-                if fallen(robot, min_height, max_gravity_z):
+                if getattr(env, "ended", False) or fallen(robot, min_height, max_gravity_z):
                     falls += 1
                     break
             lengths.append(length * env.step_dt)
@@ -62,6 +71,8 @@ def run_episodes(
         "steps": steps,
         "tracking_error_xy": err_xy / steps,
         "tracking_error_yaw": err_yaw / steps,
+        "command_xy": cmd_xy / steps,
+        "velocity_xy": vel_xy / steps,
         "fall_rate": falls / episodes,
         "episode_s": sum(lengths) / episodes,
         "max_episode_s": max_steps * env.step_dt,
