@@ -46,9 +46,9 @@ def run_episodes(
     with torch.inference_mode():
         for _ in range(episodes):
             env.reset()
-            # LeappDeploymentEnv.reset() resets the command manager with int32 env ids, and from the second reset
-            # on the command stays zero (measured: mean commanded speed 0.25 instead of 0.5 m/s over 2 episodes
-            # of a fixed 0.5 m/s command); a reset over all envs (a slice) resamples it.
+            # from the second LeappDeploymentEnv.reset() on the command stays zero (measured: mean commanded speed
+            # 0.25 instead of 0.5 m/s over 2 episodes of a fixed 0.5 m/s command; its reset passes int32 env ids);
+            # a reset over all envs resamples it
             env.command_manager.reset()
             length = 0
             for _ in range(max_steps):
