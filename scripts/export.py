@@ -8,6 +8,12 @@ carries (``env_cfg``), or else from the run's ``params/env.yaml``; the agent cfg
 else ``params/agent.yaml`` (the networks' sizes and PPO's action clip come from it). The bundle's controller takes
 the observation terms and the step counter that ``io.yaml`` declares and returns joint position targets in its
 joint order (see ``isaaclab_diffsim.deploy``). Default ``--out``: ``exported/`` next to the checkpoint.
+
+``--format leapp`` writes a LEAPP pipeline instead (``<out>/<task>/<task>.yaml`` + ONNX, default ``--out``:
+``exported_leapp/``), traced through the differentiable env's LEAPP annotations
+(``isaaclab_diffsim.deploy.leapp_pipeline``); ``scripts/deploy/leapp_deploy.py`` runs it on the manager-based
+task's scene. It needs the ``leapp`` extra. PPO checkpoints of the manager-based task export with Isaac Lab's own
+``isaaclab leapp export --rl_library rsl_rl --task DiffSim-Velocity-Flat-AnymalC``.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, checkpoint_algorithm
 from isaaclab_diffsim.rl.ppo_runner import make_ppo_runner
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
+from isaaclab_diffsim.utils.leapp_support import require_leapp
 
 
 def stored_cfg(path: str, state: dict, key: str, params_file: str) -> dict | None:
@@ -44,12 +51,13 @@ def main():
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--out", default=None, help="bundle directory (default: <checkpoint dir>/exported)")
     parser.add_argument("--task", default="DiffSim-Velocity-Flat-AnymalC-Direct")
+    parser.add_argument("--format", choices=("bundle", "leapp"), default="bundle")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     args = parser.parse_args()
     torch.set_num_threads(1)
     try:
         export(args)
-    except (CheckpointError, OSError) as err:
+    except (CheckpointError, OSError, ImportError) as err:
         if args.debug:
             raise
         raise SystemExit(f"[export] error: {err}") from None
@@ -70,8 +78,22 @@ def export(args) -> None:
     if train_agent is not None:
         update_class_from_dict(agent_cfg, train_agent)
     env_cfg.num_envs, env_cfg.device, agent_cfg.device = 1, "cpu", "cpu"
+    if args.format == "leapp":
+        from isaaclab_diffsim.deploy.leapp_pipeline.shac_export import prepare_env_cfg_for_export
+
+        require_leapp()
+        prepare_env_cfg_for_export(env_cfg)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
-    out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.checkpoint)), "exported")
+    default_out = "exported_leapp" if args.format == "leapp" else "exported"
+    out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.checkpoint)), default_out)
+    if args.format == "leapp":
+        from isaaclab_diffsim.deploy.leapp_pipeline.shac_export import export_leapp
+
+        policy = load_policy(env, agent_cfg, algo, args.checkpoint)
+        path = export_leapp(env, policy, out, args.task.split(":")[-1])
+        env.close()
+        print(f"[export] {algo} checkpoint {args.checkpoint} -> LEAPP pipeline {path}")
+        return
     if algo == "shac":
         runner = ShacRunner(env, agent_cfg, log_dir=None, device="cpu")
         runner.load(args.checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
@@ -84,6 +106,29 @@ def export(args) -> None:
         )
     env.close()
     print(f"[export] {algo} checkpoint {args.checkpoint} -> {', '.join(paths.values())}")
+
+
+def load_policy(env, agent_cfg, algo: str, checkpoint: str) -> torch.nn.Module:
+    """The checkpoint's deterministic policy on raw observations (normaliser included), on the CPU."""
+    if algo == "shac":
+        runner = ShacRunner(env, agent_cfg, log_dir=None, device="cpu")
+        runner.load(checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
+        return runner.get_inference_policy("cpu")
+    runner = make_ppo_runner(env, agent_cfg, log_dir=None, device="cpu")
+    runner.load(checkpoint, map_location="cpu")
+    actor, clip = runner.deploy_actor(), runner.env.clip_actions
+    return actor if clip is None else _Clipped(actor, float(clip))
+
+
+class _Clipped(torch.nn.Module):
+    """``clamp(policy(obs), -clip, clip)``: PPO's action clip, part of what the env received in training."""
+
+    def __init__(self, policy: torch.nn.Module, clip: float):
+        super().__init__()
+        self.policy, self.clip = policy, clip
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.clamp(self.policy(obs), -self.clip, self.clip)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ fi
 stamp=.venv/.isaaclab_diffsim_installed
 want="$(cat source/isaaclab_diffsim/pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "[setup] installing isaaclab_diffsim[test] and its dependencies (first run: several minutes, ~8 GB)"
-  .venv/bin/python -m pip install --quiet --progress-bar off -e "source/isaaclab_diffsim[test]"
+  echo "[setup] installing isaaclab_diffsim[test,leapp] and its dependencies (first run: several minutes, ~8 GB)"
+  .venv/bin/python -m pip install --quiet --progress-bar off -e "source/isaaclab_diffsim[test,leapp]"
   echo "$want" > "$stamp"
 fi
 

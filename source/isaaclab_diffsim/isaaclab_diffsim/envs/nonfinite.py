@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from ..utils.leapp_support import tracing
+
 
 def nonfinite_envs(x: torch.Tensor) -> torch.Tensor:
     """Boolean (num_envs,) mask of the rows (envs) of ``x`` with a NaN or inf entry."""
@@ -14,8 +16,11 @@ def check_finite(quantities: dict[str, torch.Tensor], step: int, episode_step: t
     """Raise FloatingPointError for the first of ``quantities`` (in order) with a non-finite entry.
 
     The message names the quantity, ``step`` and the env ids (with their episode steps if ``episode_step`` is
-    given). One device synchronisation when everything is finite.
+    given). One device synchronisation when everything is finite. Skipped while a LEAPP export traces the env:
+    a branch on traced values cannot be part of the exported graph.
     """
+    if tracing():
+        return
     flags = torch.stack([torch.isfinite(x.detach()).all() for x in quantities.values()])
     if bool(flags.all()):
         return

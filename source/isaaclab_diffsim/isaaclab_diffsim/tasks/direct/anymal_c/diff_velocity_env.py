@@ -23,6 +23,7 @@ from ....envs.diff_direct_env import DiffDirectRLEnv
 from ....envs.rotations import quat_rotate, quat_rotate_inverse
 from ....envs.seeding import global_rng_seeded
 from ....solver import SolverMoreauGS
+from ....utils.leapp_support import tracing as leapp_tracing
 from .builder_events import BuilderEvents
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg, observation_terms
 
@@ -60,6 +61,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         """``cfg`` None: the task's registered config when gymnasium passes ``env_cfg_entry_point`` (``gym.make(id)``),
         else the class defaults. Other keyword arguments override config fields (``gym.make(id, num_envs=4)``)."""
         self.isaaclab_scene = None
+        self.leapp_node: str | None = None
+        """Name of the LEAPP graph node while an export traces this env (:mod:`isaaclab_diffsim.deploy.leapp_pipeline`);
+        None otherwise, and the annotations are skipped."""
         super().__init__(cfg, render_mode, **overrides)
         cfg, n, dev = self.cfg, self.num_envs, self.device
         model, layout = self.model, self.layout
@@ -232,6 +236,23 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             targets_leg = targets_leg + self.trajectory_generator_offsets()
         self._targets_leg = targets_leg
         self._prev_qd_leg = self.qd[:, 6:]
+        if self.leapp_node is not None and leapp_tracing():
+            self._trace_targets(actions)
+
+    def _trace_targets(self, actions: torch.Tensor) -> None:
+        """The joint targets of :meth:`_pre_physics_step` recomputed from the traced actions and gait clock, as the
+        LEAPP export's output (the action delay is a randomisation of training: the export needs none)."""
+        from ....deploy.leapp_pipeline.annotations import annotate_outputs
+
+        if self.action_queue.shape[1] > 0:
+            raise ValueError("a LEAPP export needs events.action_delay_range (0, 0): the delay is not deployed")
+        step = self._leapp_step
+        targets = self.default_leg + self.cfg.action_scale * actions
+        if self.cfg.gait.joint_swing_scale > 0:
+            phase = torch.remainder(step * self.step_dt / self.cfg.gait.period_s + self.gait_offsets, 1.0)
+            swing = torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)[:, self.joint_legs]
+            targets = targets + self.cfg.gait.joint_swing_scale * swing * self.default_leg
+        annotate_outputs(self, actions, step, targets)
 
     def _delayed(self, actions: torch.Tensor) -> torch.Tensor:
         """The action each env's drives receive: that of ``action_delay`` steps ago (``events.action_delay_range``)."""
@@ -309,6 +330,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return lin_b, ang_b, proj_g
 
     def _observations(self, q, qd, last_actions, base=None):
+        if self.leapp_node is not None and leapp_tracing():
+            return self._traced_observations(q, qd, last_actions)
         lin_b, ang_b, proj_g = base if base is not None else self._base_frame(q, qd)
         obs = torch.cat([lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions], 1)
         if self.cfg.observations.enable_corruption:
@@ -316,6 +339,27 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         if self.cfg.gait.period_s > 0:
             angle = 2.0 * math.pi * self._gait_phase()
             obs = torch.cat([obs, torch.sin(angle)[:, None], torch.cos(angle)[:, None]], 1)
+        return obs
+
+    def _traced_observations(self, q, qd, last_actions):
+        """The observation of :meth:`_observations` (without noise) as a LEAPP export traces it: from the raw
+        inputs a robot measures (base orientation and velocities in the base frame, joint states, the command)
+        and the pipeline's own state (last actions, the gait clock's step count), so the exported graph holds the
+        projected gravity, the default-pose offset and the gait clock (``isaaclab_diffsim.deploy.leapp_pipeline``)."""
+        from ....deploy.leapp_pipeline.annotations import annotate_inputs
+
+        quat = q[:, 3:7]
+        lin_b, ang_b = quat_rotate_inverse(quat, qd[:, 0:3]), quat_rotate_inverse(quat, qd[:, 3:6])
+        step = self.episode_length_buf.float()[:, None]
+        quat, lin_b, ang_b, commands, joint_pos, joint_vel, last_actions, step = annotate_inputs(
+            self, quat, lin_b, ang_b, self.commands, q[:, 7:], qd[:, 6:], last_actions, step
+        )
+        proj_g = quat_rotate_inverse(quat, torch.zeros_like(lin_b) + lin_b.new_tensor([0.0, 0.0, -1.0]))
+        obs = torch.cat([lin_b, ang_b, proj_g, commands, joint_pos - self.default_leg, joint_vel, last_actions], 1)
+        if self.cfg.gait.period_s > 0:
+            angle = 2.0 * math.pi * torch.remainder(step * self.step_dt / self.cfg.gait.period_s, 1.0)
+            obs = torch.cat([obs, torch.sin(angle), torch.cos(angle)], 1)
+        self._leapp_step = step
         return obs
 
     NOISY_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel")
