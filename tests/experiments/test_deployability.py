@@ -76,8 +76,8 @@ def test_deployability_end_to_end_tiny(tmp_path):
         f"results_page={tmp_path / 'results.md'}",
         "size.num_envs=2",
         "size.shac_iterations=2",
-        "experiment.runs.randomised.iterations=2",
-        "experiment.runs.nominal_training.iterations=2",
+        "~experiment.runs",  # two runs of its own, whatever the config lists
+        "+experiment.runs={randomised:{iterations:2},nominal_training:{iterations:2}}",
         "experiment.seeds=[1]",
         "experiment.episodes=1",
         "experiment.episode_s=1.0",
