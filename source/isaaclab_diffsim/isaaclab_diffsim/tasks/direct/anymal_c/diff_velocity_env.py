@@ -427,12 +427,11 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         envelope), as the solver applies it."""
         v, strength = qd[:, 6:], self.motor_strength
         tau = strength * (self.kp_leg * (targets_leg - q[:, 7:]) - self.kd_leg * v)
-        sat = self.cfg.solver_cfg.actuator_saturation
+        sat, limit = self.cfg.solver_cfg.actuator_saturation, strength * self.effort_limit
         if sat <= 0.0:
-            limit = strength * self.effort_limit
             return torch.minimum(torch.maximum(tau, -limit), limit)
-        hi = torch.minimum(strength * self.effort_limit, sat * (1.0 - v / self.velocity_limit))
-        lo = torch.maximum(-strength * self.effort_limit, sat * (-1.0 - v / self.velocity_limit))
+        hi = torch.minimum(limit, sat * (1.0 - v / self.velocity_limit))
+        lo = torch.maximum(-limit, sat * (-1.0 - v / self.velocity_limit))
         return torch.minimum(torch.maximum(tau, lo), hi)
 
     def _rewards(self, q, qd, base, prev_qd_leg, actions, targets_leg, body_q):
