@@ -68,7 +68,8 @@ class StageProfile:
 @contextlib.contextmanager
 def kernel_launches(device: str):
     """Yield a dict kernel name -> [seconds, calls] filled by every ``wp.launch`` / ``wp.capture_launch`` inside
-    (a launch's time includes its Python overhead; a graph replay is one entry, ``<graph replay>``)."""
+    (a launch's time includes its Python overhead; adjoint launches are entries of their own, ``<name> (adjoint)``;
+    a graph replay is one entry, ``<graph replay>``)."""
     table: dict[str, list] = defaultdict(lambda: [0.0, 0])
     cuda = str(device).startswith("cuda")
     launch, replay = wp.launch, wp.capture_launch
@@ -89,7 +90,11 @@ def kernel_launches(device: str):
 
         return run
 
-    wp.launch = timed(launch, lambda a, k: getattr(a[0] if a else k.get("kernel"), "key", "?"))
+    def launch_key(a, k):
+        name = getattr(a[0] if a else k.get("kernel"), "key", "?")
+        return f"{name} (adjoint)" if k.get("adjoint") else name
+
+    wp.launch = timed(launch, launch_key)
     wp.capture_launch = timed(replay, lambda a, k: "<graph replay>")
     try:
         yield table

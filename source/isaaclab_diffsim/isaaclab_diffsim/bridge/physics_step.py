@@ -81,15 +81,20 @@ def probe_substeps():
 class StepRecord:
     """What one differentiable call keeps alive for its backward."""
 
-    def __init__(self, tape, out_grads, in_grads):
+    def __init__(self, tape, out_grads, in_grads, solver=None, scratch=()):
         self.tape, self.out_grads, self.in_grads = tape, out_grads, in_grads
+        self.solver, self.scratch = solver, list(scratch)
         _LIVE.add(self)
 
     def release(self):
+        """After the backward: drop the tape and hand the solver scratch it recorded back for reuse."""
         # Not tape.reset(): it zeroes every recorded gradient buffer, the ones handed to torch included.
         self.tape.launches.clear()
         self.tape.gradients.clear()
-        self.tape = self.out_grads = self.in_grads = None
+        if self.solver is not None:
+            self.solver.recycle_scratch(self.scratch)
+        self.tape = self.out_grads = self.in_grads = self.solver = None
+        self.scratch = []
 
 
 def live_records() -> int:
@@ -195,9 +200,11 @@ class PhysicsStepFunction(torch.autograd.Function):
                 trace = StepTrace(substeps, max(model.world_count, 1))
                 _PROBE.steps.append(trace)
                 after = lambda k, solver: trace.after_substep(k, solver, states[k + 1], tape)  # noqa: E731
-            with tape if tape is not None else contextlib.nullcontext():
+            pooled = solver.taped_scratch() if hasattr(solver, "taped_scratch") else contextlib.nullcontext([])
+            with pooled as scratch, tape if tape is not None else contextlib.nullcontext():
                 run_substeps(solver, states, ctrl, kap, dt, after)  # a distinct state per substep
-        ctx.record = StepRecord(tape, out_grads, (gq, gqd, gtq, gf, gk)) if tape is not None else None
+        in_grads = (gq, gqd, gtq, gf, gk)
+        ctx.record = StepRecord(tape, out_grads, in_grads, solver, scratch) if tape is not None else None
         ctx.kappa_shape = None if kappa is None else kappa.shape
         ctx.save_for_backward(joint_q, joint_qd, joint_target_q, joint_f, kappa, *outs)  # in-place edit checks
         return tuple(outs)

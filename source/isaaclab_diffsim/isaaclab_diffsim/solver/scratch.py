@@ -1,7 +1,9 @@
 """Per-step intermediate arrays of SolverMoreauGS.
 
-Without gradients one set is reused (accumulators re-zeroed by a single memset of one flat buffer).
-Under a wp.Tape every step needs its own set so the recorded launches can be replayed backwards;
+All arrays of a set are typed views into one flat buffer (and, with gradients, their gradients into a second one),
+so a set is made with two allocations and made ready for another step with at most two memsets: the accumulators
+(one contiguous region) and, with gradients, the whole gradient buffer. Without gradients the solver reuses one set;
+under a wp.Tape every step needs a set of its own until its backward has run (the solver pools the returned ones).
 :meth:`nbytes` is the tape memory each step keeps alive.
 """
 
@@ -11,9 +13,11 @@ import warp as wp
 
 from .topology import Layout
 
+_ALIGN = 64  # bytes: every view starts on a cache line
+
 
 class StepScratch:
-    """Arrays written by one solver step. Accumulators are views into one zeroed float buffer."""
+    """Arrays written by one solver step: views into one buffer; the accumulators form one contiguous region."""
 
     def __init__(
         self,
@@ -28,38 +32,36 @@ class StepScratch:
         D = max(layout.dof_count, 1)
         B = max(body_count, 1)
         C = max(layout.candidate_count, 1)
-
-        def zeros(n, dtype=float):
-            return wp.zeros(n, dtype=dtype, device=device, requires_grad=requires_grad)
-
-        self.q_mid = zeros(max(coord_count, 1))
-        self.body_X = zeros(B, wp.transform)
-        self.body_V = zeros(B, wp.spatial_vector)
-        self.body_A = zeros(B, wp.spatial_vector)
-        self.body_F = zeros(B, wp.spatial_vector)
-        self.body_m = zeros(B)
-        self.body_h = zeros(B, wp.vec3)
-        self.body_I = zeros(B, wp.mat33)
-        self.S = zeros(D, wp.spatial_vector)
-        self.H = zeros(layout.h_size)
-        self.L = zeros(layout.h_size)
-        self.hvec = zeros(D)
-        self.y = zeros(D)
-        self.acc = zeros(D)
-        self.dist = zeros(C)
-        self.cpoint = zeros(C, wp.vec3)
-        self.weight = zeros(C)
-        self.J = zeros(layout.j_size)
-        self.Z = zeros(layout.j_size)
-        self.w = zeros(D)
-        self.dv = zeros(D)
-        self.impulse = zeros(3 * C)
-        self.v_contact = zeros(3 * C)
-        self.p_hist = zeros(sweep_slots * 3 * C)
-        self.p_final = zeros(3 * C)
-        self.solve_residual = zeros(max(layout.articulation_count, 1))
-
-        sizes = {
+        self.layout, self.sweep_slots, self.requires_grad = layout, int(sweep_slots), bool(requires_grad)
+        arrays = {
+            "q_mid": (max(coord_count, 1), float),
+            "body_X": (B, wp.transform),
+            "body_V": (B, wp.spatial_vector),
+            "body_A": (B, wp.spatial_vector),
+            "body_F": (B, wp.spatial_vector),
+            "body_m": (B, float),
+            "body_h": (B, wp.vec3),
+            "body_I": (B, wp.mat33),
+            "S": (D, wp.spatial_vector),
+            "H": (layout.h_size, float),
+            "L": (layout.h_size, float),
+            "hvec": (D, float),
+            "y": (D, float),
+            "acc": (D, float),
+            "dist": (C, float),
+            "cpoint": (C, wp.vec3),
+            "weight": (C, float),
+            "J": (layout.j_size, float),
+            "Z": (layout.j_size, float),
+            "w": (D, float),
+            "dv": (D, float),
+            "impulse": (3 * C, float),
+            "v_contact": (3 * C, float),
+            "p_hist": (sweep_slots * 3 * C, float),
+            "p_final": (3 * C, float),
+            "solve_residual": (max(layout.articulation_count, 1), float),
+        }
+        accumulators = {  # zeroed before every step (kernels add into them)
             "L_acc": layout.h_size,
             "y_acc": D,
             "x_acc": D,
@@ -69,25 +71,51 @@ class StepScratch:
             "c_free": 3 * C,
             "res": max(sweep_slots - 1, 1) * 3 * C,
         }
-        self._acc = zeros(sum(sizes.values()))
+        offsets, total = {}, 0
+        for name, (n, dtype) in arrays.items():
+            offsets[name] = total
+            total += -(-max(n, 1) * wp.types.type_size_in_bytes(dtype) // _ALIGN) * _ALIGN
+        acc_count = sum(accumulators.values())
+        acc_offset, total = total, total + 4 * acc_count
+        words = -(-total // 4)
+        self._data = wp.zeros(words, dtype=float, device=device)
+        self._grad = wp.zeros(words, dtype=float, device=device) if requires_grad else None
+
+        def view(offset: int, n: int, dtype):
+            # a view does not own its memory: _ref keeps the buffer alive as long as any view (a tape holds views)
+            grad = None
+            if self._grad is not None:
+                grad = wp.array(ptr=self._grad.ptr + offset, dtype=dtype, shape=(n,), device=device)
+                grad._ref = self._grad
+            a = wp.array(
+                ptr=self._data.ptr + offset,
+                dtype=dtype,
+                shape=(n,),
+                device=device,
+                grad=grad,
+                requires_grad=requires_grad,
+            )
+            a._ref = self._data
+            return a
+
+        for name, (n, dtype) in arrays.items():
+            setattr(self, name, view(offsets[name], n, dtype))
+        self._acc = view(acc_offset, acc_count, float)
         start = 0
-        for name, size in sizes.items():
+        for name, size in accumulators.items():
             setattr(self, name, self._acc[start : start + size])
             start += size
 
     def zero_accumulators(self):
         self._acc.zero_()
 
+    def prepare_reuse(self) -> None:
+        """Ready a set whose step is finished (its backward run, if taped) for another step: accumulators and
+        gradients zeroed; the other arrays are written by the step before they are read."""
+        self._acc.zero_()
+        if self._grad is not None:
+            self._grad.zero_()
+
     def nbytes(self) -> int:
         """Bytes held by this step's arrays (gradient buffers included when allocated)."""
-        total = 0
-        for value in vars(self).values():
-            if isinstance(value, wp.array) and value.is_contiguous and value.ptr is not None:
-                if value is self._acc or not _is_view_of(value, self._acc):
-                    mult = 2 if value.requires_grad else 1
-                    total += value.capacity * mult
-        return total
-
-
-def _is_view_of(arr: wp.array, base: wp.array) -> bool:
-    return arr is not base and base.ptr <= arr.ptr < base.ptr + base.capacity
+        return self._data.capacity * (2 if self._grad is not None else 1)

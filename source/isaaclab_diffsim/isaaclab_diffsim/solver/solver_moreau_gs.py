@@ -4,6 +4,7 @@ or explicit penalty contact with symplectic Euler."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from types import SimpleNamespace
 
@@ -164,6 +165,8 @@ class SolverMoreauGS(SolverBase):
         self.friction_velocity = float(friction_velocity)
         self.layout = build_layout(model, self.friction_velocity)
         self._reuse: StepScratch | None = None
+        self._free_taped: list[StepScratch] = []  # taped sets handed back by recycle_scratch
+        self._sink: list | None = None  # taped_scratch()'s list
         self._last: StepScratch | None = None
         self._last_dt = 1.0
         self._default_control = None
@@ -198,18 +201,45 @@ class SolverMoreauGS(SolverBase):
         check_model(self.model)
         self.layout = build_layout(self.model, self.friction_velocity)
         self._reuse = None
+        self._free_taped = []
         self._adjoint_scratch = None
         self._new_warm_start()
 
+    def _new_scratch_slots(self, requires_grad: bool) -> int:
+        unrolled = requires_grad and self.adjoint == "unrolled" and self.contact_model != "penalty"
+        return self.iterations + 1 if unrolled else 2
+
     def _new_scratch(self, requires_grad: bool) -> StepScratch:
         model = self.model
-        unrolled = requires_grad and self.adjoint == "unrolled" and self.contact_model != "penalty"
-        slots = self.iterations + 1 if unrolled else 2
+        slots = self._new_scratch_slots(requires_grad)
         return StepScratch(self.layout, model.joint_coord_count, model.body_count, slots, model.device, requires_grad)
+
+    @contextlib.contextmanager
+    def taped_scratch(self):
+        """Collect the scratch sets of the taped steps taken inside into the yielded list, for
+        :meth:`recycle_scratch` once the tape that recorded them is done with."""
+        previous, self._sink = self._sink, []
+        try:
+            yield self._sink
+        finally:
+            self._sink = previous
+
+    def recycle_scratch(self, scratch_sets) -> None:
+        """Hand back scratch sets collected by :meth:`taped_scratch` whose tape has run its backward (or will never
+        run it); later taped steps reuse them instead of allocating. A set still referenced by a live tape must not
+        be handed back: its arrays would be overwritten before that tape's backward reads them."""
+        self._free_taped.extend(sc for sc in scratch_sets if sc.layout is self.layout)
 
     def _scratch(self, requires_grad: bool) -> StepScratch:
         if requires_grad:
-            return self._new_scratch(True)
+            sc = self._free_taped.pop() if self._free_taped else None
+            if sc is None or sc.layout is not self.layout or sc.sweep_slots != self._new_scratch_slots(True):
+                sc = self._new_scratch(True)
+            else:
+                sc.prepare_reuse()
+            if self._sink is not None:
+                self._sink.append(sc)
+            return sc
         if self._reuse is None:
             self._reuse = self._new_scratch(False)
         else:
