@@ -132,13 +132,15 @@ def new_state(model: newton.Model, requires_grad: bool) -> newton.State:
 
 def run_substeps(solver, chain, control, kappa, dt, after=None):
     """Step chain[k] -> chain[k + 1] for every k (a chain may reuse state objects), with ``kappa`` bound;
-    ``after(k, solver)`` is called after substep k when given."""
+    ``after(k, solver)`` is called after substep k when given. Only the last state gets body_q / body_qd (forward
+    kinematics): the intermediate states' bodies are read by nobody."""
     saved = solver.kappa_array
     if kappa is not None:
         solver.kappa_array = kappa
+    last = len(chain) - 2
     try:
         for k, (src, dst) in enumerate(zip(chain[:-1], chain[1:])):
-            solver.step(src, dst, control, None, dt)
+            solver.step(src, dst, control, None, dt, forward_kinematics=k == last)
             if after is not None:
                 after(k, solver)
     finally:

@@ -263,12 +263,14 @@ class SolverMoreauGS(SolverBase):
             return self.penalty_substeps
         return max(1, math.ceil(float(dt) / PENALTY_MAX_DT[self.penalty_preset] * (1.0 - 1.0e-9)))
 
-    def step(self, state_in, state_out, control, contacts, dt: float) -> None:
+    def step(self, state_in, state_out, control, contacts, dt: float, forward_kinematics: bool = True) -> None:
         """Advance state_in by dt into state_out (in ``substeps(dt)`` equal substeps). ``contacts`` is not needed
-        (ground contact is found inside)."""
+        (ground contact is found inside). ``forward_kinematics`` False leaves state_out's body_q / body_qd as they
+        were: for an intermediate state whose bodies nobody reads (the next step starts from joint_q / joint_qd), it
+        saves the forward kinematics and, under a tape, their adjoint."""
         n = self.substeps(dt)
         if n == 1:
-            self._step(state_in, state_out, control, float(dt))
+            self._step(state_in, state_out, control, float(dt), forward_kinematics)
             return
         requires_grad = bool(
             state_in.joint_q.requires_grad or state_in.joint_qd.requires_grad or state_out.joint_q.requires_grad
@@ -279,7 +281,7 @@ class SolverMoreauGS(SolverBase):
             mid = self._substate(k, requires_grad, state_in.body_f)
             self._step(src, mid, control, h, forward_kinematics=False)
             src = mid
-        self._step(src, state_out, control, h)
+        self._step(src, state_out, control, h, forward_kinematics)
 
     def _substate(self, k: int, requires_grad: bool, body_f) -> SimpleNamespace:
         """Joint state between substeps k and k + 1: fresh arrays under a tape, else reused ones."""
