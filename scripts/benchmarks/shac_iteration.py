@@ -10,7 +10,8 @@ timed ones with stage timers:
   around the solver: torch<->warp views, autograd.Function bookkeeping), env MDP (env.step's own torch ops), policy
   and SHAC bookkeeping (actor, target critic, loss terms, buffers);
 - backward: Warp adjoints (``wp.Tape.backward``) and torch autograd (the rest of ``loss.backward()``);
-- update: critic fit (TD(lambda) targets and minibatch steps), actor step (clip + Adam), the rest.
+- update: critic fit (minibatch steps; with ``concurrent_critic_fit`` in a worker thread during the backward, and
+  the iteration's thread shows its wait for it), actor step (clip + Adam), the rest (TD(lambda) targets, ...).
 
 Then it times the same number of horizons rolled out under ``torch.no_grad`` (policy acting, the env's captured
 forward graph) and prints the iteration's cost as a multiple of that untaped rollout. Interleaving is by block:
@@ -69,6 +70,10 @@ def build(args):
     return env, runner
 
 
+CRITIC_FIT = "update: critic fit"
+CRITIC_WAIT = "update: waiting for the concurrent critic fit"
+
+
 def install_timers(prof: StageProfile, env, runner) -> None:
     """The stages of the module doc; nested stages are exclusive (each excludes the stages timed inside it)."""
     alg = runner.alg
@@ -80,7 +85,22 @@ def install_timers(prof: StageProfile, env, runner) -> None:
     prof.wrap(alg, "update", "update: other")
     prof.wrap(alg, "_timed_backward", "backward: torch autograd")
     prof.wrap(wp.Tape, "backward", "backward: Warp adjoints")
-    prof.wrap(alg, "_fit_critic", "update: critic fit")
+    prof.wrap(alg, "_fit_critic", CRITIC_FIT)
+    start = alg._start_critic_fit
+
+    def start_timed():  # the wait for the fit's result is a stage of the iteration's own thread
+        done = start()
+
+        def wait():
+            t0 = time.perf_counter()
+            try:
+                return done()
+            finally:
+                prof.seconds[CRITIC_WAIT] += time.perf_counter() - t0
+
+        return wait
+
+    prof.replace(alg, "_start_critic_fit", start_timed)
     prof.wrap(alg, "_clip_and_step_actor", "update: actor step")
 
 
@@ -150,16 +170,22 @@ def report(prof, taped, untaped, iterations, steps_per_it, runner, table, untape
         "forward: policy and SHAC bookkeeping",
         "backward: Warp adjoints",
         "backward: torch autograd",
-        "update: critic fit",
+        CRITIC_FIT,
         "update: actor step",
         "update: other",
         "other (logging, schedules)",
     ]
-    print(f"  {'stage':<46} {'ms/iteration':>12} {'share':>7}")
+    concurrent = bool(runner.alg.cfg.concurrent_critic_fit)
+    if concurrent:  # the fit runs in the worker thread: the main thread's stage is the wait for it
+        order[order.index(CRITIC_FIT)] = CRITIC_WAIT
+    print(f"  {'stage (the iteration thread)':<46} {'ms/iteration':>12} {'share':>7}")
     for name in order:
         sec = prof.seconds.get(name, 0.0)
         print(f"  {name:<46} {1e3 * sec / iterations:>12.1f} {100.0 * sec / taped:>6.1f}%")
     print(f"  {'iteration (wall)':<46} {1e3 * it_s:>12.1f} {100.0:>6.1f}%")
+    if concurrent:
+        fit = prof.seconds.get(CRITIC_FIT, 0.0) / iterations
+        print(f"  {'critic fit, in the worker thread meanwhile':<46} {1e3 * fit:>12.1f}")
     fwd = sum(v for k, v in prof.seconds.items() if k.startswith("forward")) / iterations
     bwd = sum(v for k, v in prof.seconds.items() if k.startswith("backward")) / iterations
     ratio = bwd / fwd

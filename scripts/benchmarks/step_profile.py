@@ -2,13 +2,15 @@
 
 :class:`StageProfile` wraps chosen callables (bound methods, module functions) with ``perf_counter`` timers that
 synchronize the device before reading the clock (on CUDA; CPU launches are synchronous). Nested stages are
-reported exclusive: a stage's time excludes the stages timed inside it, so the stages add up to the whole.
+reported exclusive: a stage's time excludes the stages timed inside it (in the same thread), so the stages of one
+thread add up to its whole.
 :func:`kernel_launches` additionally times every ``wp.launch`` / ``wp.capture_launch`` by kernel name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections import defaultdict
 
@@ -24,7 +26,7 @@ class StageProfile:
         self.calls: dict[str, int] = defaultdict(int)
         self._cuda = str(device).startswith("cuda")
         self._undo: list = []
-        self._inner: list[float] = []  # per open stage: time of the stages timed inside it
+        self._local = threading.local()  # per thread, per open stage: time of the stages timed inside it
 
     def sync(self) -> None:
         if self._cuda:
@@ -33,31 +35,41 @@ class StageProfile:
     def wrap(self, owner, attr: str, name: str) -> None:
         """Time every call of ``owner.attr`` as stage ``name`` (restored by :meth:`restore`)."""
         inner = getattr(owner, attr)
-        raw = vars(owner).get(attr) if hasattr(owner, "__dict__") else None  # a classmethod stays one
 
         def timed(*args, **kwargs):
             self.sync()
             t0 = time.perf_counter()
-            self._inner.append(0.0)
+            stack = self._stack()
+            stack.append(0.0)
             try:
                 return inner(*args, **kwargs)
             finally:
                 self.sync()
                 elapsed = time.perf_counter() - t0
-                self.seconds[name] += elapsed - self._inner.pop()
+                self.seconds[name] += elapsed - stack.pop()
                 self.calls[name] += 1
-                if self._inner:
-                    self._inner[-1] += elapsed
+                if stack:
+                    stack[-1] += elapsed
 
-        setattr(owner, attr, timed)
+        self.replace(owner, attr, timed)
+
+    def replace(self, owner, attr: str, fn) -> None:
+        """Set ``owner.attr`` to ``fn`` until :meth:`restore`."""
+        raw = vars(owner).get(attr) if hasattr(owner, "__dict__") else None
+        setattr(owner, attr, fn)
         self._undo.append((owner, attr, raw))
+
+    def _stack(self) -> list[float]:
+        if not hasattr(self._local, "stack"):
+            self._local.stack = []
+        return self._local.stack
 
     def restore(self) -> None:
         for owner, attr, raw in reversed(self._undo):
             if raw is None:
                 delattr(owner, attr)
             else:
-                setattr(owner, attr, raw)
+                setattr(owner, attr, raw)  # a classmethod stays one
         self._undo.clear()
 
     def reset(self) -> None:

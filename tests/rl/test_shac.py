@@ -381,3 +381,31 @@ def test_bad_checkpoint_gives_clear_error(tmp_path, damage):
     assert str(path) in msg and f"previous checkpoint of this run is {good}" in msg, msg
     fresh.load(str(good))  # the suggested one works
     assert fresh.current_learning_iteration == 1
+
+
+def test_concurrent_critic_fit_is_bitwise_the_sequential_one():
+    """The critic fitted in a worker thread during the actor's backward: networks, optimisers, normaliser, env and
+    RNG end bit for bit where the sequential update leaves them (the fit's shuffles are drawn before the actor step
+    either way), and the fit did run in another thread."""
+    import threading
+
+    results = {}
+    for concurrent in (False, True):
+        env, runner = make_runner(seed=3)
+        runner.cfg.algorithm.concurrent_critic_fit = concurrent
+        threads = set()
+        fit = runner.alg._fit_critic
+
+        def fit_recording_thread(*args, _fit=fit, _threads=threads):
+            _threads.add(threading.get_ident())
+            return _fit(*args)
+
+        runner.alg._fit_critic = fit_recording_thread
+        runner.learn(4)
+        results[concurrent] = (full_state(runner), env.get_state(), torch.get_rng_state(), runner.last_stats)
+        assert (threads == {threading.get_ident()}) != concurrent, threads
+    sequential, concurrent = results[False], results[True]
+    assert_bitwise_equal(sequential[0], concurrent[0])
+    assert_bitwise_equal(sequential[1], concurrent[1])
+    assert torch.equal(sequential[2], concurrent[2])
+    assert sequential[3]["critic_loss"] == concurrent[3]["critic_loss"]

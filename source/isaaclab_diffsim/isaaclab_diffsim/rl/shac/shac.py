@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -111,6 +112,7 @@ class SHAC:
         self._norm_pending: list[torch.Tensor] = []
         self._update_norm = False
         self._warned_terminal_obs = False
+        self._critic_worker: ThreadPoolExecutor | None = None
 
     # ------------------------------------------------------------------ modes, schedule
 
@@ -280,8 +282,9 @@ class SHAC:
         """
         if self._step != self.horizon:
             raise RuntimeError(f"update() after {self._step} of {self.horizon} steps")
+        critic_fit = self._start_critic_fit()
         stats = self._actor_step()
-        critic_stats, critic_steps = self._fit_critic()
+        critic_stats, critic_steps = critic_fit()
         if critic_steps:
             self._update_target()
         stats.update(critic_stats)
@@ -353,20 +356,34 @@ class SHAC:
         self.actor_optimizer.step()
         return grad_norm, False, False
 
-    def _fit_critic(self) -> tuple[dict[str, float], int]:
-        """Fit the critic to the horizon's TD(lambda) targets: ``critic_iterations`` epochs of shuffled minibatches.
+    def _start_critic_fit(self):
+        """Begin :meth:`_fit_critic` and return the callable that waits for its result: in a worker thread when
+        ``concurrent_critic_fit`` holds and there is one process (the caller's actor step runs meanwhile), else
+        at once. The shuffles are drawn here, in the caller's thread, so the global RNG sees the same draws in the
+        same order either way."""
+        obs, tgt, stats = self._critic_data()
+        if obs is None:
+            return lambda: ({**stats, "critic_loss": float("nan"), "critic_skipped": 1.0}, 0)
+        perms = [torch.randperm(obs.shape[0], device=self.device) for _ in range(int(self.cfg.critic_iterations))]
+        if not (self.cfg.concurrent_critic_fit and not distributed.is_multi_process()):
+            result = self._fit_critic(obs, tgt, stats, perms)
+            return lambda: result
+        if self._critic_worker is None:
+            self._critic_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shac-critic")
+        future = self._critic_worker.submit(self._fit_critic, obs, tgt, stats, perms)
+        return future.result
+
+    def _fit_critic(self, obs, tgt, stats, perms) -> tuple[dict[str, float], int]:
+        """Fit the critic to the horizon's TD(lambda) targets: one epoch of shuffled minibatches per permutation in
+        ``perms`` (``critic_iterations`` of them).
 
         Returns the statistics and the number of optimiser steps taken; the reported loss is the mean over the last
         epoch's minibatches."""
-        obs, tgt, stats = self._critic_data()
-        if obs is None:
-            return {**stats, "critic_loss": float("nan"), "critic_skipped": 1.0}, 0
         skipped, loss_sum, n_batches, n_steps = False, 0.0, 0, 0
         n = obs.shape[0]
         nmb = max(1, min(int(self.cfg.num_critic_minibatches), n))
-        epochs = int(self.cfg.critic_iterations)
-        for epoch in range(epochs):
-            perm = torch.randperm(n, device=self.device)
+        epochs = len(perms)
+        for epoch, perm in enumerate(perms):
             for idx in perm.chunk(nmb):
                 loss = self._critic_step(obs[idx], tgt[idx])
                 if loss is None:

@@ -58,6 +58,7 @@ _ALGORITHM_RULES = {
     "critic_iterations": integer(1),
     "num_critic_minibatches": integer(1),
     "target_critic_alpha": in_range(0, 1),
+    "concurrent_critic_fit": boolean,
 }
 _KAPPA_SCHEDULE_RULES = {
     "kappa_start": positive,
@@ -184,6 +185,11 @@ class ShacAlgorithmCfg:
 
     target_critic_alpha: float = 0.2
     """Soft update of the target critic: ``target = alpha * target + (1 - alpha) * critic``. SHAC: 0.2."""
+
+    concurrent_critic_fit: bool = True
+    """Fit the critic in a second thread while the actor loss backpropagates through the physics (the fit needs only
+    the horizon's detached data, the actor step never reads the critic): the same numbers, two cores busy instead of
+    one. Single process only: with several ranks both steps all-reduce, so the fit runs after the actor step."""
 
     value_gradient: bool = True
     """Backpropagate the actor loss through the critic's value of the horizon's last state (SHAC: True).
