@@ -235,7 +235,11 @@ def tape_nbytes(tape: wp.Tape, exclude=()) -> int:
     seen = {(a.ptr, a.size) for a in exclude if isinstance(a, wp.array)}
     total = 0
     for launch in tape.launches:
-        for a in (*launch[3], *launch[4]) if not callable(launch) else ():
+        if callable(launch):  # a recorded function: the solver's TapedLaunch names its arrays
+            arrays = launch.arrays() if hasattr(launch, "arrays") else ()
+        else:
+            arrays = (*launch[3], *launch[4])
+        for a in arrays:
             if isinstance(a, wp.array) and a.ptr is not None and (a.ptr, a.size) not in seen:
                 seen.add((a.ptr, a.size))
                 total += a.size * wp.types.type_size_in_bytes(a.dtype) * (2 if a.grad is not None else 1)

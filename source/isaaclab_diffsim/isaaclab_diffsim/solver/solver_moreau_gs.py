@@ -31,6 +31,7 @@ from .parameters import (
     penalty_coefficients,
 )
 from .scratch import StepScratch
+from .taped_launch import launch, struct_adjoint
 from .topology import build_layout
 from .type_ids import CONTACT_MODELS
 
@@ -163,7 +164,7 @@ class SolverMoreauGS(SolverBase):
         self.actuator_saturation = float(actuator_saturation)
         self.kappa_array = wp.array([kappa], dtype=float, device=model.device, requires_grad=True)
         self.friction_velocity = float(friction_velocity)
-        self.layout = build_layout(model, self.friction_velocity)
+        self._set_layout(build_layout(model, self.friction_velocity))
         self._reuse: StepScratch | None = None
         self._free_taped: list[StepScratch] = []  # taped sets handed back by recycle_scratch
         self._sink: list | None = None  # taped_scratch()'s list
@@ -199,11 +200,15 @@ class SolverMoreauGS(SolverBase):
     def notify_model_changed(self, flags: int) -> None:
         """Re-check the model and rebuild the layout (model arrays may have been replaced or shapes/joints changed)."""
         check_model(self.model)
-        self.layout = build_layout(self.model, self.friction_velocity)
+        self._set_layout(build_layout(self.model, self.friction_velocity))
         self._reuse = None
         self._free_taped = []
         self._adjoint_scratch = None
         self._new_warm_start()
+
+    def _set_layout(self, layout) -> None:
+        self.layout = layout
+        self._struct_adjoints = {id(layout.topo): (layout.topo, struct_adjoint(layout.topo))}
 
     def _new_scratch_slots(self, requires_grad: bool) -> int:
         unrolled = requires_grad and self.adjoint == "unrolled" and self.contact_model != "penalty"
@@ -337,7 +342,7 @@ class SolverMoreauGS(SolverBase):
         # (first, second) position update: Moreau's midpoint (dt/2, dt/2), or symplectic Euler (0, dt) for penalty
         first, second = (0.0, dt) if penalty else (0.5 * dt, 0.5 * dt)
 
-        wp.launch(
+        self._launch(
             kernels.integrate_positions,
             dim=lay.joint_count,
             inputs=[topo, model.body_com, state_in.joint_q, state_in.joint_qd, first],
@@ -345,7 +350,7 @@ class SolverMoreauGS(SolverBase):
             device=device,
         )
         self._integrate_multi_dof(state_in.joint_q, state_in.joint_qd, first, sc.q_mid)
-        wp.launch(
+        self._launch(
             kernels.articulation_dynamics,
             dim=n_art,
             inputs=[
@@ -364,7 +369,7 @@ class SolverMoreauGS(SolverBase):
             outputs=[sc.body_X, sc.body_V, sc.body_A, sc.body_F, sc.body_m, sc.body_h, sc.body_I, sc.S, sc.H, sc.hvec],
             device=device,
         )
-        wp.launch(
+        self._launch(
             kernels.factor_and_solve,
             dim=n_art,
             inputs=[topo, sc.H, sc.hvec],
@@ -372,7 +377,7 @@ class SolverMoreauGS(SolverBase):
             device=device,
         )
         if lay.candidate_count > 0:
-            wp.launch(
+            self._launch(
                 kernels.contact_jacobians,
                 dim=n_art,
                 inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt],
@@ -386,7 +391,7 @@ class SolverMoreauGS(SolverBase):
             unrolled_tape = requires_grad and not implicit
             use_warm = implicit and self.warm_start and state_in is self._warm_state
             tolerance = self.tolerance if implicit else -1.0
-            wp.launch(
+            self._launch(
                 kernels.gauss_seidel_impulses,
                 dim=n_art,
                 inputs=[
@@ -421,14 +426,14 @@ class SolverMoreauGS(SolverBase):
             tape = _warp_context.runtime.tape
             if implicit and requires_grad and tape is not None:
                 self._record_contact_adjoint(tape, sc, dt)
-        wp.launch(
+        self._launch(
             kernels.update_velocities,
             dim=n_art,
             inputs=[topo, state_in.joint_qd, sc.acc, sc.L, sc.Z, sc.impulse, dt],
             outputs=[sc.w, sc.dv, sc.dv_acc, state_out.joint_qd],
             device=device,
         )
-        wp.launch(
+        self._launch(
             kernels.integrate_positions,
             dim=lay.joint_count,
             inputs=[topo, model.body_com, sc.q_mid, state_out.joint_qd, second],
@@ -442,10 +447,14 @@ class SolverMoreauGS(SolverBase):
         self._last_dt = dt
         self._warm_state = state_out
 
+    def _launch(self, kernel, dim, inputs, outputs, device=None, record_tape: bool = True) -> None:
+        """``wp.launch`` on the model's device; under a tape with the Topology's adjoint prebuilt (taped_launch)."""
+        launch(kernel, dim, inputs, outputs, self.model.device, self._struct_adjoints, record_tape)
+
     def _penalty_impulses(self, sc: StepScratch, qd, dt: float) -> None:
         """The penalty model's contact impulses from the start-of-step velocity ``qd`` (kernels.penalty_impulses);
         recorded on an active tape like the other launches (its adjoint is Warp's)."""
-        wp.launch(
+        self._launch(
             kernels.penalty_impulses,
             dim=self.layout.articulation_count,
             inputs=[
@@ -463,7 +472,7 @@ class SolverMoreauGS(SolverBase):
     def _integrate_multi_dof(self, q_in, qd, h, q_out) -> None:
         """The BALL / D6 part of a position update (a separate launch, so models without them pay nothing)."""
         if self.layout.has_multi_dof:
-            wp.launch(
+            self._launch(
                 integrate_multi_dof_positions,
                 dim=self.layout.joint_count,
                 inputs=[self.layout.topo, q_in, qd, h],
