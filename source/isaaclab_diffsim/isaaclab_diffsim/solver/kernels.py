@@ -609,10 +609,16 @@ def local_contact_solve(
             p = project_soc(stick, mu)
             if p_prev[0] > 0.0:
                 p = p_prev
+            moving = int(1)
             for _k in range(SLIDE_ITERATIONS):
-                r = A * p + b
-                rt = tangential_norm(r[1], r[2])
-                p = project_soc(p - rho * (r + wp.vec3(mu * rt, 0.0, 0.0)), mu)
+                if moving != 0:
+                    r = A * p + b
+                    rt = tangential_norm(r[1], r[2])
+                    step = project_soc(p - rho * (r + wp.vec3(mu * rt, 0.0, 0.0)), mu)
+                    # a step that returns p exactly is a fixed point of the iteration: the rest would repeat it
+                    if step[0] == p[0] and step[1] == p[1] and step[2] == p[2]:
+                        moving = 0
+                    p = step
             out = p
     return out
 
