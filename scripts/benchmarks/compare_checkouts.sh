@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Before/after on the same machine at the same time: runs the three throughput benchmarks and a 30-iteration main
-# job in two checkouts, alternating, ROUNDS times; prints each run's summary lines. Raw outputs go to OUT.
+# Before/after on the same machine at the same time: runs the three throughput benchmarks, this checkout's
+# shac_iteration.py and a 30-iteration main job in two checkouts, alternating, ROUNDS times; prints each run's
+# summary lines. Raw outputs go to OUT.
 #   bash scripts/benchmarks/compare_checkouts.sh BEFORE_DIR AFTER_DIR [ROUNDS] [OUT]
 # Both checkouts run with this checkout's .venv (PYTHONPATH selects the package source of each).
 set -euo pipefail
@@ -20,12 +21,14 @@ for r in $(seq 1 "$ROUNDS"); do
     OMP_NUM_THREADS=1 "$PY" scripts/benchmarks/isaaclab_throughput.py --envs 64,256 --presets diffsim_smoothed \
       > "$OUT/isaaclab1t_${side}_$r.txt" 2>&1
     "$PY" scripts/benchmarks/solver_throughput.py --worlds 256 > "$OUT/solver_${side}_$r.txt" 2>&1
+    "$PY" "$ROOT/scripts/benchmarks/shac_iteration.py" > "$OUT/shac_iteration_${side}_$r.txt" 2>&1
     "$PY" scripts/train.py --task DiffSim-Velocity-Flat-AnymalC-Direct --algo shac --max_iterations 30 \
       --eval_episodes 0 --log_root "$OUT/mainjob_$side" > "$OUT/mainjob_${side}_$r.txt" 2>&1
     grep -E "^ +urdf +(64|256) " "$OUT/env_${side}_$r.txt" | sed 's/^/  env fwd, fwd+bwd, solver-only: /'
     grep -A3 "^DiffSim-Velocity" "$OUT/isaaclab_${side}_$r.txt" | grep -E "^ +(64|256) " | sed 's/^/  isaaclab task: /'
     grep -A3 "^DiffSim-Velocity" "$OUT/isaaclab1t_${side}_$r.txt" | grep -E "^ +(64|256) " | sed 's/^/  isaaclab task, 1 torch thread: /'
     grep SUMMARY "$OUT/solver_${side}_$r.txt" | sed 's/^/  /'
+    grep -E "^  (iteration / untaped|iteration  )" "$OUT/shac_iteration_${side}_$r.txt" | sed 's/^/  shac_iteration.py:/'
     "$PY" - "$OUT/mainjob_${side}_$r.txt" <<'PYEOF'
 import re, sys
 t = [sum(map(float, m.groups())) for m in (re.search(r"fwd ([\d.]+) s bwd ([\d.]+) s upd ([\d.]+) s", l)

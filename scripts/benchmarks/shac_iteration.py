@@ -86,6 +86,8 @@ def install_timers(prof: StageProfile, env, runner) -> None:
     prof.wrap(alg, "_timed_backward", "backward: torch autograd")
     prof.wrap(wp.Tape, "backward", "backward: Warp adjoints")
     prof.wrap(alg, "_fit_critic", CRITIC_FIT)
+    if not hasattr(alg, "_start_critic_fit"):  # a checkout from before the concurrent fit (compare_checkouts.sh)
+        return
     start = alg._start_critic_fit
 
     def start_timed():  # the wait for the fit's result is a stage of the iteration's own thread
@@ -175,7 +177,7 @@ def report(prof, taped, untaped, iterations, steps_per_it, runner, table, untape
         "update: other",
         "other (logging, schedules)",
     ]
-    concurrent = bool(runner.alg.cfg.concurrent_critic_fit)
+    concurrent = bool(getattr(runner.alg.cfg, "concurrent_critic_fit", False))
     if concurrent:  # the fit runs in the worker thread: the main thread's stage is the wait for it
         order[order.index(CRITIC_FIT)] = CRITIC_WAIT
     print(f"  {'stage (the iteration thread)':<46} {'ms/iteration':>12} {'share':>7}")
