@@ -58,6 +58,12 @@ class StepScratch:
         self.p_hist = zeros(sweep_slots * 3 * C)
         self.p_final = zeros(3 * C)
         self.solve_residual = zeros(max(layout.articulation_count, 1))
+        t = layout.topo
+        if layout.terrain is None:  # every frame is a plane's: the fixed ones (not counted by nbytes)
+            self.frames = (t.cand_normal, t.cand_origin, t.cand_t1, t.cand_t2)
+        else:  # per-step frames (n, origin, t1, t2), written by terrain_frames.contact_frames
+            self.frame_n, self.frame_origin, self.frame_t1, self.frame_t2 = (zeros(C, wp.vec3) for _ in range(4))
+            self.frames = (self.frame_n, self.frame_origin, self.frame_t1, self.frame_t2)
 
         sizes = {
             "L_acc": layout.h_size,

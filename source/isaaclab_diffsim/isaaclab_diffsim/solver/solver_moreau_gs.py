@@ -30,6 +30,7 @@ from .parameters import (
     penalty_coefficients,
 )
 from .scratch import StepScratch
+from .terrain_frames import contact_frames
 from .topology import build_layout
 from .type_ids import CONTACT_MODELS
 
@@ -339,11 +340,19 @@ class SolverMoreauGS(SolverBase):
             outputs=[sc.L, sc.L_acc, sc.y, sc.y_acc, sc.acc, sc.x_acc],
             device=device,
         )
+        if lay.candidate_count > 0 and lay.terrain is not None:
+            wp.launch(
+                contact_frames,
+                dim=lay.candidate_count,
+                inputs=[topo, lay.terrain.data, sc.body_X],
+                outputs=list(sc.frames),
+                device=device,
+            )
         if lay.candidate_count > 0:
             wp.launch(
                 kernels.contact_jacobians,
                 dim=n_art,
-                inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt],
+                inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt, *sc.frames],
                 outputs=[sc.dist, sc.cpoint, sc.J, sc.Z, sc.Z_acc, sc.G, sc.c_free],
                 device=device,
             )
@@ -524,10 +533,21 @@ class SolverMoreauGS(SolverBase):
             )
         body_q = state.body_q if state is not None else self._last.body_X
         spatial = contacts.force
+        frame_n, _, frame_t1, frame_t2 = self._last.frames
         wp.launch(
             kernels.contact_report,
             dim=lay.candidate_count,
-            inputs=[lay.topo, body_q, self.model.body_com, self._last.impulse, self._last.cpoint, 1.0 / self._last_dt],
+            inputs=[
+                lay.topo,
+                body_q,
+                self.model.body_com,
+                self._last.impulse,
+                self._last.cpoint,
+                frame_n,
+                frame_t1,
+                frame_t2,
+                1.0 / self._last_dt,
+            ],
             outputs=[
                 contacts.rigid_contact_count,
                 contacts.rigid_contact_shape0,
