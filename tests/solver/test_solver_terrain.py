@@ -12,6 +12,7 @@ from helpers.finite_difference import Rollout, assert_close, central_difference
 
 from isaaclab_diffsim.solver import SolverMoreauGS
 from isaaclab_diffsim.solver import terrain_scenes as ts
+from isaaclab_diffsim.solver.terrain_frames import terrain_feature_frame
 
 G = 9.81
 DT = 0.005
@@ -174,6 +175,58 @@ def test_heightfield_matches_mesh():
     b, _ = simulate(model, SolverMoreauGS(model, contact_model="hard"), 0.5)
     np.testing.assert_allclose(b.joint_q.numpy(), a.joint_q.numpy(), atol=5e-5)
     assert np.linalg.norm(a.joint_q.numpy()) > 0.1
+
+
+@wp.kernel
+def _feature_distance(mesh: wp.uint64, p: wp.array(dtype=wp.vec3), a: wp.vec3, out: wp.array(dtype=float)):
+    """out = (d, a . n) of the closest terrain feature to p[0] (the terms contact_jacobians differentiates)."""
+    n, origin = terrain_feature_frame(mesh, p[0], 1.0)
+    out[0] = wp.dot(n, p[0] - origin)
+    out[1] = wp.dot(a, n)
+
+
+def _pyramid_case(feature):
+    """(point, its distance, its normal) 0.1 m off a face, an edge or the apex of a pyramid with 20 deg faces."""
+    sn, cs = math.sin(math.radians(20.0)), math.cos(math.radians(20.0))
+    h = 0.5 * sn / cs
+    if feature == "face":  # the face toward -x
+        n = np.array([-sn, 0.0, cs])
+        return np.array([-0.25, 0.05, -0.25 * sn / cs]) + 0.1 * n, 0.1, n
+    if feature == "edge":  # the edge from the apex to (0.5, 0.5, -h), along the bisector of its faces' normals
+        n = np.array([sn, sn, 2.0 * cs]) / np.linalg.norm([sn, sn, 2.0 * cs])
+        return 0.2 * np.array([0.5, 0.5, -h]) + 0.1 * n, 0.1, n
+    p = np.array([0.02, -0.03, 0.15])  # inside the apex's cone of normals
+    return p, np.linalg.norm(p), p / np.linalg.norm(p)
+
+
+@pytest.mark.parametrize("feature", ["face", "edge", "vertex"])
+def test_feature_distance_and_normal_gradients(feature):
+    """Off a face, an edge and the apex of a pyramid: the signed distance and normal of terrain_frames.py are exact,
+    and their tape gradients w.r.t. the point (through the closed forms, past Warp's mesh query) match central
+    differences; grad d = n."""
+    h = 0.5 * math.tan(math.radians(20.0))
+    verts = np.array([[0, 0, 0], [-0.5, -0.5, -h], [0.5, -0.5, -h], [0.5, 0.5, -h], [-0.5, 0.5, -h]], np.float32)
+    tris = np.array([[0, 1, 2], [0, 2, 3], [0, 3, 4], [0, 4, 1]], np.int32)
+    mesh = wp.Mesh(points=wp.array(verts, dtype=wp.vec3), indices=wp.array(tris.ravel(), dtype=int))
+    x0, d0, n0 = _pyramid_case(feature)
+    a = wp.vec3(0.3, -0.5, 0.8)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+
+    def values(x):
+        wp.launch(_feature_distance, 1, inputs=[mesh.id, wp.array([x], dtype=wp.vec3), a, out])
+        return out.numpy().astype(np.float64)
+
+    np.testing.assert_allclose(values(x0), [d0, np.dot(np.array(a), n0)], atol=1e-6)
+    for k in range(2):
+        p = wp.array([x0], dtype=wp.vec3, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(_feature_distance, 1, inputs=[mesh.id, p, a, out])
+        tape.backward(grads={out: wp.array(np.eye(2, dtype=np.float32)[k])})
+        fd = [central_difference(lambda x: values(x)[k], x0, i, 1e-3) for i in range(3)]
+        np.testing.assert_allclose(p.grad.numpy()[0], fd, atol=2e-3)
+        if k == 0:
+            np.testing.assert_allclose(p.grad.numpy()[0], n0, atol=1e-5)
 
 
 @pytest.mark.parametrize("contact_model", ["smoothed", "soft"])

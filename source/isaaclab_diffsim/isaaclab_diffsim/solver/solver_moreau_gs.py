@@ -1,6 +1,6 @@
 """SolverMoreauGS: differentiable articulated rigid-body dynamics with Moreau midpoint stepping and a
-projected Gauss-Seidel contact solver (hard, sigmoid-smoothed or implicit compliant contact against ground planes),
-or explicit penalty contact with symplectic Euler."""
+projected Gauss-Seidel contact solver (hard, sigmoid-smoothed or implicit compliant contact against ground planes
+and static terrain meshes), or explicit penalty contact with symplectic Euler."""
 
 from __future__ import annotations
 
@@ -50,9 +50,10 @@ class SolverMoreauGS(SolverBase):
 
         Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere
         (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims), ellipsoid (its exact
-        lowest point) and mesh / convex hull (hull vertices) shapes colliding with infinite ground planes, honouring
-        collision groups, filter pairs and surface margins. Body-body contact is not modelled. Unsupported joint or
-        collision-shape types raise.
+        lowest point) and mesh / convex hull (hull vertices) shapes colliding with infinite ground planes and static
+        terrain (triangle MESH or HFIELD shapes on body -1, closest feature per step; no ellipsoids), honouring
+        collision groups, filter pairs and surface margins (docs/contact_solver.md "Terrain contact"). Body-body
+        contact is not modelled. Unsupported joint or collision-shape types raise.
         Joint drives (``joint_target_ke/kd`` with ``control.joint_target_q/qd``), joint-limit springs and passive
         joint damping (``joint_damping``) are integrated implicitly (stable at large dt); Coulomb joint friction
         (``joint_friction``) is a smooth regularisation, implicit too (joints.passive_joint_force,
@@ -62,9 +63,9 @@ class SolverMoreauGS(SolverBase):
         default (model_checks.UNHONOURED):
     {unhonoured}
         Read differently, by design (not refused): body-body contact is not modelled (shapes collide with ground
-        planes only); the penalty and detection parameters of Newton's collision pipeline (shape_material_ke/kd/kf/ka,
-        shape_gap) are replaced by this solver's contact arguments (contact_model, kappa, margin, ke, kd, kf,
-        penalty_*);
+        planes and static terrain only); the penalty and detection parameters of Newton's collision pipeline
+        (shape_material_ke/kd/kf/ka, shape_gap) are replaced by this solver's contact arguments (contact_model,
+        kappa, margin, ke, kd, kf, penalty_*);
         joint_velocity_limit bounds drive torques through the actuator envelope (actuator_saturation > 0) and is not
         a hard velocity limit; joint limits are springs (joint_limit_ke/kd), as in SolverFeatherstone.
 
@@ -519,8 +520,8 @@ class SolverMoreauGS(SolverBase):
         """Write the last step's contact candidates and forces (impulse / dt) into ``contacts``.
 
         Every candidate point is reported (inactive ones with zero force): shape0 is the colliding
-        shape, shape1 the ground plane, ``rigid_contact_force`` and ``contacts.force`` (if allocated)
-        hold the force on shape0's body in world frame.
+        shape, shape1 the ground plane or terrain shape, ``rigid_contact_force`` and ``contacts.force`` (if
+        allocated) hold the force on shape0's body in world frame.
         """
         lay = self.layout
         if self._last is None or lay.candidate_count == 0:
