@@ -9,8 +9,11 @@ only the four foot spheres collide. The terrain is a static triangle mesh (GeoTy
   isaaclab  Isaac Lab's terrain generator (isaaclab.terrains, kitless: ROUGH_TERRAINS_CFG on --isaaclab-grid
             sub-terrains; pyramids, stairs, boxes, random rough; nothing is downloaded)
 
-Columns: steps*W/s (solver steps x worlds per wall second, the fastest of >= 3 repetitions of --steps steps lasting
->= --min-time s, after a warm-up that compiles), the terrain / plane ratio, and the base height at the end. A
+Columns: solver steps x worlds per wall second and per CPU second (Warp's CPU kernels run in the calling thread, so
+CPU time is robust to other load on a shared machine), each the fastest of >= 3 repetitions of --steps steps lasting
+>= --min-time s, after --settle-time simulated seconds that compile and let the robots land and stand; the terrain /
+plane ratios; the terrain query's thread CPU time per step, its share of the step and per candidate (every launch
+synchronised and timed); and the base height at the end. A
 forward+backward horizon (--horizon steps on a wp.Tape, then backward) is timed at the first world count. Usage:
 
     WARP_CACHE_PATH=.cache/warp .venv/bin/python scripts/benchmarks/terrain_throughput.py [--quick]
@@ -19,13 +22,14 @@ forward+backward horizon (--horizon steps on a wp.Tape, then backward) is timed 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import time
 
 import newton
 import numpy as np
 import warp as wp
-from solver_throughput import BASE_HEIGHT, FRAME_DT, timed
+from solver_throughput import BASE_HEIGHT, FRAME_DT, launch_timer, timed
 
 from isaaclab_diffsim.assets.anymal_c import ANYMAL_C_ROBOT_CFG
 from isaaclab_diffsim.assets.robot_builder import add_robot
@@ -84,10 +88,27 @@ class Runner:
             self.solver.step(self.s0, self.s1, self.control, None, FRAME_DT)
             self.s0, self.s1 = self.s1, self.s0
 
-    def steps_per_second(self, steps, min_time):
-        self.advance(min(steps, 4))
+    def steps_per_second(self, steps, min_time, settle_steps):
+        """(per wall second, per CPU second) of ``steps``-step chunks, each the fastest chunk."""
+        self.advance(settle_steps)  # compiles, lands and settles the robots: both scenes timed standing
         wp.synchronize_device(self.device)
-        return steps / timed(lambda: self.advance(steps), self.device, min_time)
+        cpu = []
+
+        def chunk():
+            c0 = time.process_time()
+            self.advance(steps)
+            wp.synchronize_device(self.device)
+            cpu.append(time.process_time() - c0)
+
+        return steps / timed(chunk, self.device, min_time), steps / min(cpu)
+
+    def kernel_times(self, steps):
+        """Thread CPU seconds per step of each kernel (the terrain query is terrain_frames.contact_frames), every
+        launch synchronised and timed (solver_throughput.launch_timer)."""
+        totals, counts = collections.defaultdict(float), collections.Counter()
+        with launch_timer(totals, counts, time.thread_time):
+            self.advance(steps)
+        return {k: v / steps for k, v in totals.items()}
 
     def base_z(self):
         z = self.s0.body_q.numpy()[self.base, 2]
@@ -128,6 +149,7 @@ def main():
     p.add_argument("--steps", type=int, default=50, help="forward steps per timed chunk")
     p.add_argument("--horizon", type=int, default=16, help="steps of the forward+backward horizon (0: skip)")
     p.add_argument("--min-time", type=float, default=2.0, help="minimum wall seconds per measurement")
+    p.add_argument("--settle-time", type=float, default=0.5, help="simulated seconds before timing")
     p.add_argument("--quick", action="store_true", help="tiny run: 4,16 worlds, short measurements")
     args = p.parse_args()
 
@@ -138,6 +160,8 @@ def main():
         args.worlds = "4,16" if args.quick else "64,256,1024" + (",4096" if device.is_cuda else "")
     if args.quick:
         args.steps, args.horizon, args.min_time = min(args.steps, 5), min(args.horizon, 4), min(args.min_time, 0.2)
+        args.settle_time = min(args.settle_time, 0.02)
+    settle = max(1, round(args.settle_time / FRAME_DT))
     worlds = [int(w) for w in args.worlds.split(",")]
     models = [m for m in args.models.split(",") if m]
     t0 = time.perf_counter()
@@ -152,14 +176,34 @@ def main():
         f"device {device}; terrain: {what} ({ntri} triangles, built in {time.perf_counter() - t0:.1f} s); "
         f"dt {FRAME_DT * 1e3:g} ms; load average {os.getloadavg()[0]:.2f}\n"
     )
-    head = f"{'contact':>9} {'W':>5} {'plane s*W/s':>12} {'terrain s*W/s':>14} {'terrain/plane':>13}"
-    print(f"{head} {'base z terrain':>15}")
+    print(
+        f"{'':>15} {'steps*W per wall s':>34} | {'steps*W per CPU s':>34} | terrain query (thread CPU)\n"
+        f"{'contact':>9} {'W':>5} {'plane':>10} {'terrain':>10} {'ratio':>12} | {'plane':>10} {'terrain':>10} "
+        f"{'ratio':>12} | {'us/step':>8} {'share':>6} {'ns/query':>8} | base z"
+    )
     for cm in models:
         for W in worlds:
-            plane = Runner(W, None, device, cm).steps_per_second(args.steps, args.min_time) * W
+            plane = np.array(Runner(W, None, device, cm).steps_per_second(args.steps, args.min_time, settle)) * W
             r = Runner(W, terrain, device, cm)
-            rough = r.steps_per_second(args.steps, args.min_time) * W
-            print(f"{cm:>9} {W:>5} {plane:>12.0f} {rough:>14.0f} {rough / plane:>13.2f} {r.base_z():>15}", flush=True)
+            rough = np.array(r.steps_per_second(args.steps, args.min_time, settle)) * W
+            kernels = r.kernel_times(args.steps)
+            query_s, step_s = kernels.get("contact_frames", 0.0), sum(kernels.values())
+            ratio = rough / plane
+            print(
+                f"{cm:>9} {W:>5} {plane[0]:>10.0f} {rough[0]:>10.0f} {ratio[0]:>12.2f} | {plane[1]:>10.0f} "
+                f"{rough[1]:>10.0f} {ratio[1]:>12.2f} | {query_s * 1e6:>8.0f} {100 * query_s / step_s:>5.1f}% "
+                f"{query_s * 1e9 / r.solver.layout.candidate_count:>8.0f} | {r.base_z()}",
+                flush=True,
+            )
+    W, cm = worlds[-1], models[0]
+    plane_k = Runner(W, None, device, cm)
+    plane_k.advance(settle)
+    rough_k = Runner(W, terrain, device, cm)
+    rough_k.advance(settle)
+    rows = [plane_k.kernel_times(args.steps), rough_k.kernel_times(args.steps)]
+    print(f"\nper-kernel thread CPU ms per step, {cm}, {W} worlds: plane | terrain")
+    for key in sorted(rows[1], key=lambda k: -rows[1][k]):
+        print(f"  {key:>28} {rows[0].get(key, 0.0) * 1e3:>8.2f} | {rows[1][key] * 1e3:>8.2f}")
     if args.horizon > 0:
         W, cm = worlds[0], models[0]
         print(f"\nforward+backward, {cm}, {W} worlds, {args.horizon}-step horizon on a wp.Tape")
