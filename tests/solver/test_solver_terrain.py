@@ -154,6 +154,27 @@ def test_flat_mesh_matches_ground_plane(contact_model):
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
+def test_terrain_per_world():
+    """Replicated worlds with a terrain each pair every sphere with its own world's terrain only (two candidates, not
+    four), and the worlds stay independent: a step under one sphere leaves the other on flat ground."""
+    worlds = []
+    for height in (0.0, 0.05):
+        one = newton.ModelBuilder()
+        z = height + 0.1 - 1e-5  # touching (d < 0 despite float32 rounding): hard contact holds it from the start
+        body = one.add_body(xform=wp.transform((0.3, 0.0, z)), mass=1.0, inertia=wp.mat33(np.eye(3) * 4e-3))
+        one.add_shape_sphere(body, radius=0.1, cfg=newton.ModelBuilder.ShapeConfig(mu=0.5, density=0.0))
+        ts.add_terrain(one, ts.step_mesh(height) if height > 0 else ts.grid_mesh(np.zeros((2, 2)), 4.0, (-2, -2)), 0.5)
+        worlds.append(one)
+    builder = newton.ModelBuilder()
+    for one in worlds:
+        builder.add_world(one)
+    model = builder.finalize(device="cpu")
+    solver = SolverMoreauGS(model, contact_model="hard")
+    assert solver.layout.candidate_count == 2
+    state, _ = simulate(model, solver, 0.5)
+    np.testing.assert_allclose(state.joint_q.numpy()[[2, 9]], [0.1 - 1e-5, 0.15 - 1e-5], atol=1e-6)
+
+
 def test_heightfield_matches_mesh():
     """An HFIELD shape of the 35 deg incline (Newton's heightfield, triangulated as a mesh) slides the sphere as the
     mesh incline does."""
@@ -223,7 +244,7 @@ def test_feature_distance_and_normal_gradients(feature):
         with tape:
             wp.launch(_feature_distance, 1, inputs=[mesh.id, p, a, out])
         tape.backward(grads={out: wp.array(np.eye(2, dtype=np.float32)[k])})
-        fd = [central_difference(lambda x: values(x)[k], x0, i, 1e-3) for i in range(3)]
+        fd = [central_difference(lambda x, k=k: values(x)[k], x0, i, 1e-3) for i in range(3)]
         np.testing.assert_allclose(p.grad.numpy()[0], fd, atol=2e-3)
         if k == 0:
             np.testing.assert_allclose(p.grad.numpy()[0], n0, atol=1e-5)
