@@ -436,6 +436,10 @@ def contact_jacobians(
     qd: wp.array(dtype=float),
     acc: wp.array(dtype=float),
     dt: float,
+    frame_n: wp.array(dtype=wp.vec3),
+    frame_origin: wp.array(dtype=wp.vec3),
+    frame_t1: wp.array(dtype=wp.vec3),
+    frame_t2: wp.array(dtype=wp.vec3),
     dist: wp.array(dtype=float),
     cpoint: wp.array(dtype=wp.vec3),
     J: wp.array(dtype=float),
@@ -444,8 +448,9 @@ def contact_jacobians(
     G: wp.array(dtype=float),
     c_free: wp.array(dtype=float),
 ):
-    """Signed distances, contact Jacobian J (normal, t1, t2 rows), Z = L^-T J^T (stored as rows),
-    Delassus G = J H^-1 J^T = Z^T Z and free contact velocity c = J (v + dt H^-1 h).
+    """Signed distances d = n . (p - origin) - radius, contact Jacobian J (normal, t1, t2 rows), Z = L^-T J^T
+    (stored as rows), Delassus G = J H^-1 J^T = Z^T Z and free contact velocity c = J (v + dt H^-1 h); each
+    candidate's frame (n, origin, t1, t2) is read from frame_* (terrain_frames.py).
 
     A candidate's rows are nonzero only on the chain of dofs from its body to the root, and so are its
     columns of Z (L^-T runs leaves to root); G_rq sums over the chains' common part only. Entries off a
@@ -464,10 +469,10 @@ def contact_jacobians(
     for i in range(nc):
         ci = c0 + i
         b = topo.cand_body[ci]
-        nrm = topo.cand_normal[ci]
+        nrm = frame_n[ci]
         p = candidate_world_point(topo, ci, body_X[b])
         rad = topo.cand_radius[ci]
-        dist[ci] = wp.dot(nrm, p - topo.cand_origin[ci]) - rad
+        dist[ci] = wp.dot(nrm, p - frame_origin[ci]) - rad
         x = p - rad * nrm
         cpoint[ci] = x
         leaf = topo.body_dof[b]
@@ -478,8 +483,8 @@ def contact_jacobians(
                 kl = k - dof0
                 col = point_velocity_column(S[k], x)
                 jn = wp.dot(nrm, col)
-                j1 = wp.dot(topo.cand_t1[ci], col)
-                j2 = wp.dot(topo.cand_t2[ci], col)
+                j1 = wp.dot(frame_t1[ci], col)
+                j2 = wp.dot(frame_t2[ci], col)
                 J[joff + (3 * i + 0) * n + kl] = jn
                 J[joff + (3 * i + 1) * n + kl] = j1
                 J[joff + (3 * i + 2) * n + kl] = j2
@@ -922,6 +927,9 @@ def contact_report(
     body_com: wp.array(dtype=wp.vec3),
     impulse: wp.array(dtype=float),
     cpoint: wp.array(dtype=wp.vec3),
+    frame_n: wp.array(dtype=wp.vec3),
+    frame_t1: wp.array(dtype=wp.vec3),
+    frame_t2: wp.array(dtype=wp.vec3),
     inv_dt: float,
     count: wp.array(dtype=int),
     shape0: wp.array(dtype=int),
@@ -939,10 +947,8 @@ def contact_report(
     if ci == 0:
         count[0] = topo.cand_body.shape[0]
     b = topo.cand_body[ci]
-    nrm = topo.cand_normal[ci]
-    f = inv_dt * (
-        impulse[3 * ci] * nrm + impulse[3 * ci + 1] * topo.cand_t1[ci] + impulse[3 * ci + 2] * topo.cand_t2[ci]
-    )
+    nrm = frame_n[ci]
+    f = inv_dt * (impulse[3 * ci] * nrm + impulse[3 * ci + 1] * frame_t1[ci] + impulse[3 * ci + 2] * frame_t2[ci])
     x = cpoint[ci]
     X = body_q[b]
     shape0[ci] = topo.cand_shape[ci]

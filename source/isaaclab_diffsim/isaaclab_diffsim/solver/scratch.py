@@ -61,6 +61,8 @@ class StepScratch:
             "p_final": (3 * C, float),
             "solve_residual": (max(layout.articulation_count, 1), float),
         }
+        if layout.terrain is not None:  # per-step frames (n, origin, t1, t2), written by terrain_frames.contact_frames
+            arrays.update({name: (C, wp.vec3) for name in ("frame_n", "frame_origin", "frame_t1", "frame_t2")})
         accumulators = {  # zeroed before every step (kernels add into them)
             "L_acc": layout.h_size,
             "y_acc": D,
@@ -101,6 +103,11 @@ class StepScratch:
         for name, (n, dtype) in arrays.items():
             setattr(self, name, view(offsets[name], n, dtype))
         self._acc = view(acc_offset, acc_count, float)
+        t = layout.topo
+        if layout.terrain is None:  # every frame is a plane's: the fixed ones (not counted by nbytes)
+            self.frames = (t.cand_normal, t.cand_origin, t.cand_t1, t.cand_t2)
+        else:
+            self.frames = (self.frame_n, self.frame_origin, self.frame_t1, self.frame_t2)
         start = 0
         for name, size in accumulators.items():
             setattr(self, name, self._acc[start : start + size])

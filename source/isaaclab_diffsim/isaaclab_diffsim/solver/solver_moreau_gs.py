@@ -1,6 +1,6 @@
 """SolverMoreauGS: differentiable articulated rigid-body dynamics with Moreau midpoint stepping and a
-projected Gauss-Seidel contact solver (hard, sigmoid-smoothed or implicit compliant contact against ground planes),
-or explicit penalty contact with symplectic Euler."""
+projected Gauss-Seidel contact solver (hard, sigmoid-smoothed or implicit compliant contact against ground planes
+and static terrain meshes), or explicit penalty contact with symplectic Euler."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from .parameters import (
 )
 from .scratch import StepScratch
 from .taped_launch import launch, struct_adjoint
+from .terrain_frames import contact_frames
 from .topology import build_layout
 from .type_ids import CONTACT_MODELS
 
@@ -51,9 +52,10 @@ class SolverMoreauGS(SolverBase):
 
         Supported: trees of FREE (root only), REVOLUTE, PRISMATIC, BALL, D6 and FIXED joints, many worlds; sphere
         (centre), capsule (two end points), box (eight corners), cylinder (sampled cap rims), ellipsoid (its exact
-        lowest point) and mesh / convex hull (hull vertices) shapes colliding with infinite ground planes, honouring
-        collision groups, filter pairs and surface margins. Body-body contact is not modelled. Unsupported joint or
-        collision-shape types raise.
+        lowest point) and mesh / convex hull (hull vertices) shapes colliding with infinite ground planes and static
+        terrain (triangle MESH or HFIELD shapes on body -1, closest feature per step; no ellipsoids), honouring
+        collision groups, filter pairs and surface margins (docs/contact_solver.md "Terrain contact"). Body-body
+        contact is not modelled. Unsupported joint or collision-shape types raise.
         Joint drives (``joint_target_ke/kd`` with ``control.joint_target_q/qd``), joint-limit springs and passive
         joint damping (``joint_damping``) are integrated implicitly (stable at large dt); Coulomb joint friction
         (``joint_friction``) is a smooth regularisation, implicit too (joints.passive_joint_force,
@@ -63,9 +65,9 @@ class SolverMoreauGS(SolverBase):
         default (model_checks.UNHONOURED):
     {unhonoured}
         Read differently, by design (not refused): body-body contact is not modelled (shapes collide with ground
-        planes only); the penalty and detection parameters of Newton's collision pipeline (shape_material_ke/kd/kf/ka,
-        shape_gap) are replaced by this solver's contact arguments (contact_model, kappa, margin, ke, kd, kf,
-        penalty_*);
+        planes and static terrain only); the penalty and detection parameters of Newton's collision pipeline
+        (shape_material_ke/kd/kf/ka, shape_gap) are replaced by this solver's contact arguments (contact_model,
+        kappa, margin, ke, kd, kf, penalty_*);
         joint_velocity_limit bounds drive torques through the actuator envelope (actuator_saturation > 0) and is not
         a hard velocity limit; joint limits are springs (joint_limit_ke/kd), as in SolverFeatherstone.
 
@@ -208,7 +210,8 @@ class SolverMoreauGS(SolverBase):
 
     def _set_layout(self, layout) -> None:
         self.layout = layout
-        self._struct_adjoints = {id(layout.topo): (layout.topo, struct_adjoint(layout.topo))}
+        structs = [layout.topo] + ([layout.terrain.data] if layout.terrain is not None else [])
+        self._struct_adjoints = {id(v): (v, struct_adjoint(v)) for v in structs}
 
     def _new_scratch_slots(self, requires_grad: bool) -> int:
         unrolled = requires_grad and self.adjoint == "unrolled" and self.contact_model != "penalty"
@@ -376,11 +379,19 @@ class SolverMoreauGS(SolverBase):
             outputs=[sc.L, sc.L_acc, sc.y, sc.y_acc, sc.acc, sc.x_acc],
             device=device,
         )
+        if lay.candidate_count > 0 and lay.terrain is not None:
+            self._launch(
+                contact_frames,
+                dim=lay.candidate_count,
+                inputs=[topo, lay.terrain.data, sc.body_X],
+                outputs=list(sc.frames),
+                device=device,
+            )
         if lay.candidate_count > 0:
             self._launch(
                 kernels.contact_jacobians,
                 dim=n_art,
-                inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt],
+                inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt, *sc.frames],
                 outputs=[sc.dist, sc.cpoint, sc.J, sc.Z, sc.Z_acc, sc.G, sc.c_free],
                 device=device,
             )
@@ -551,8 +562,8 @@ class SolverMoreauGS(SolverBase):
         """Write the last step's contact candidates and forces (impulse / dt) into ``contacts``.
 
         Every candidate point is reported (inactive ones with zero force): shape0 is the colliding
-        shape, shape1 the ground plane, ``rigid_contact_force`` and ``contacts.force`` (if allocated)
-        hold the force on shape0's body in world frame.
+        shape, shape1 the ground plane or terrain shape, ``rigid_contact_force`` and ``contacts.force`` (if
+        allocated) hold the force on shape0's body in world frame.
         """
         lay = self.layout
         if self._last is None or lay.candidate_count == 0:
@@ -565,10 +576,21 @@ class SolverMoreauGS(SolverBase):
             )
         body_q = state.body_q if state is not None else self._last.body_X
         spatial = contacts.force
+        frame_n, _, frame_t1, frame_t2 = self._last.frames
         wp.launch(
             kernels.contact_report,
             dim=lay.candidate_count,
-            inputs=[lay.topo, body_q, self.model.body_com, self._last.impulse, self._last.cpoint, 1.0 / self._last_dt],
+            inputs=[
+                lay.topo,
+                body_q,
+                self.model.body_com,
+                self._last.impulse,
+                self._last.cpoint,
+                frame_n,
+                frame_t1,
+                frame_t2,
+                1.0 / self._last_dt,
+            ],
             outputs=[
                 contacts.rigid_contact_count,
                 contacts.rigid_contact_shape0,

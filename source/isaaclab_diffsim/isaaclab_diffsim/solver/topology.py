@@ -13,6 +13,8 @@ import newton
 import numpy as np
 import warp as wp
 
+from .terrain import TerrainColliders, build_terrain, is_terrain
+
 SUPPORTED_JOINTS = {
     int(newton.JointType.PRISMATIC): "PRISMATIC",
     int(newton.JointType.REVOLUTE): "REVOLUTE",
@@ -108,6 +110,7 @@ class Layout:
     max_dofs: int
     max_candidates: int
     has_multi_dof: bool
+    terrain: TerrainColliders | None = None  # None: every candidate is against a plane
 
 
 def _tangents(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +174,7 @@ def _candidate_points(shape_type: int, scale: np.ndarray, xform: np.ndarray, sou
     name = newton.GeoType(shape_type).name
     raise ValueError(
         f"SolverMoreauGS: collision shape type {name} is not supported (sphere, capsule, box, cylinder, ellipsoid, "
-        "mesh and convex hull collide with ground planes only); clear its COLLIDE_SHAPES flag or replace it"
+        "mesh and convex hull collide with ground planes and terrain); clear its COLLIDE_SHAPES flag or replace it"
     )
 
 
@@ -316,6 +319,7 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
     shape_tf = model.shape_transform.numpy()
     shape_world = model.shape_world.numpy() if model.shape_world is not None else np.full(model.shape_count, -1)
     planes = []
+    terrains = []
     colliders = []
     for s in range(model.shape_count):
         if not (int(shape_flags[s]) & COLLIDE_FLAG):
@@ -331,10 +335,17 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
                     "planes are supported"
                 )
             planes.append(s)
+        elif shape_body[s] == -1 and is_terrain(int(shape_type[s])):
+            terrains.append(s)
         elif shape_body[s] == -1:
             raise ValueError(
                 f"SolverMoreauGS: static shape {s} of type {newton.GeoType(int(shape_type[s])).name} collides; "
-                "only infinite ground planes may be static colliders"
+                "only infinite ground planes and terrain (triangle MESH or HFIELD shapes) may be static colliders"
+            )
+        elif int(shape_type[s]) == int(newton.GeoType.HFIELD):
+            raise ValueError(
+                f"SolverMoreauGS: heightfield shape {s} is attached to body {shape_body[s]}; terrain must be static "
+                "(body -1)"
             )
         else:
             colliders.append(s)
@@ -360,7 +371,22 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
             n = np.array(wp.quat_rotate(rot, wp.vec3(0.0, 0.0, 1.0)), dtype=np.float64)
             t1, t2 = _tangents(n)
             for pt in pts:
-                per_art_cands[a].append((b, s, p, pt, r_contact, n, ptf[:3], t1, t2, axes, srot))
+                per_art_cands[a].append((b, s, p, pt, r_contact, n, ptf[:3], t1, t2, axes, srot, -1))
+        for k, g in enumerate(terrains):
+            if shape_world[g] not in (-1, art_world[a]):
+                continue
+            if not _groups_collide(int(shape_group[s]), int(shape_group[g])) or (min(s, g), max(s, g)) in filtered:
+                continue
+            if axes[0] > 0.0:
+                raise ValueError(
+                    f"SolverMoreauGS: ellipsoid shape {s} collides with terrain shape {g}; ellipsoids collide with "
+                    "ground planes only (filter the pair, or use a sphere, capsule or box)"
+                )
+            # the frame (n, origin, t1, t2) of a terrain candidate is found per step (terrain_frames.py)
+            r_contact = radius + float(shape_margin[s]) + float(shape_margin[g])
+            up, zero = np.array([0.0, 0.0, 1.0]), np.zeros(3)
+            for pt in pts:
+                per_art_cands[a].append((b, s, g, pt, r_contact, up, zero, *_tangents(up), axes, srot, k))
 
     # offsets
     ndof = np.array([qd_start[art_start[a + 1]] - qd_start[art_start[a]] for a in range(n_art)], dtype=np.int32)
@@ -404,8 +430,9 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
         model.joint_dof_count, n_bodies, jp, jc, qd_start, body_joint
     )
 
+    z3 = np.zeros(3)
     flat = [c for cands in per_art_cands for c in cands] or [
-        (0, 0, 0, np.zeros(3), 0.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), (0.0, 0.0, 0.0), IDENTITY_QUAT)
+        (0, 0, 0, z3, 0.0, z3, z3, z3, z3, (0.0, 0.0, 0.0), IDENTITY_QUAT, -1)
     ]
 
     def arr(values, dtype):
@@ -487,4 +514,5 @@ def build_layout(model: newton.Model, friction_velocity: float = 1.0e-3) -> Layo
         max_dofs=int(ndof.max()),
         max_candidates=int(ncand.max()),
         has_multi_dof=bool(np.isin(jt, (int(newton.JointType.BALL), int(newton.JointType.D6))).any()),
+        terrain=build_terrain(model, terrains, np.array([c[11] for c in flat], dtype=np.int32), device),
     )
