@@ -21,9 +21,16 @@ import tempfile
 
 import torch
 
-CFG_PREFIXES = ("ckpt/env_cfg/", "ckpt/cfg/", "ckpt/env_state/")
-"""Where the checkpoint records the env and agent configs and the env's state fields: a key added there since (a
-new config field, a new state field of a feature that is off) is named, not counted as a difference."""
+CFG_PREFIXES = (
+    "ckpt/env_cfg/",
+    "ckpt/cfg/",
+    "ckpt/env_state/",
+    "ckpt/actor_optimizer_state_dict/param_groups/",
+    "ckpt/critic_optimizer_state_dict/param_groups/",
+)
+"""Where the checkpoint records the env and agent configs, the env's state fields and the optimisers' settings: a
+key added there since (a new config field, a new state field of a feature that is off, an optimiser option set
+explicitly) is named, not counted as a difference."""
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
