@@ -1,7 +1,10 @@
-"""rsl_rl PPO configuration of the manager-based DiffSim-Velocity-Flat-AnymalC task."""
+"""rsl_rl PPO configurations of the manager-based DiffSim-Velocity-Flat-AnymalC and -Rough-AnymalC tasks."""
 
 from isaaclab.utils import configclass
-from isaaclab_tasks.contrib.velocity.config.anymal_c.agents.rsl_rl_ppo_cfg import AnymalCFlatPPORunnerCfg
+from isaaclab_tasks.contrib.velocity.config.anymal_c.agents.rsl_rl_ppo_cfg import (
+    AnymalCFlatPPORunnerCfg,
+    AnymalCRoughPPORunnerCfg,
+)
 
 
 @configclass
@@ -13,3 +16,13 @@ class AnymalCFlatDiffSimPPORunnerCfg(AnymalCFlatPPORunnerCfg):
         super().__post_init__()
         self.device = "cpu"
         self.experiment_name = "anymal_c_flat_diffsim_manager"
+
+
+@configclass
+class AnymalCRoughDiffSimPPORunnerCfg(AnymalCRoughPPORunnerCfg):
+    """Isaac Lab's rough ANYmal C PPO configuration, unchanged but for the experiment name and ``device="cpu"``."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.device = "cpu"
+        self.experiment_name = "anymal_c_rough_diffsim_manager"
