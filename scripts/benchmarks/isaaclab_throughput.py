@@ -1,7 +1,9 @@
-"""Env-steps/s of Isaac Lab's manager-based DiffSim-Velocity-Flat-AnymalC on the DiffSim backend against the same
-task, same asset and same env counts on Isaac Lab's ``newton_mjwarp`` preset, side by side, with the ratio.
+"""Env-steps/s of Isaac Lab's manager-based DiffSim-Velocity-Flat-AnymalC (or ``--task``, e.g. the rough
+DiffSim-Velocity-Rough-AnymalC) on the DiffSim backend against the same task, same asset and same env counts on
+Isaac Lab's ``newton_mjwarp`` preset, side by side, with the ratio.
 
     .venv/bin/python scripts/benchmarks/isaaclab_throughput.py --envs 16,64,256 --device cpu
+    .venv/bin/python scripts/benchmarks/isaaclab_throughput.py --task DiffSim-Velocity-Rough-AnymalC --envs 64
 
 Each (preset, env count) runs in its own process (one Isaac Lab simulation context per process). Actions are
 uniform in [-1, 1]; the figure is env-steps (policy steps x envs) per wall second over ``--steps`` steps after
@@ -24,9 +26,12 @@ import sys
 import time
 
 PRESETS = ("diffsim_smoothed", "diffsim_hard", "newton_mjwarp")
+TASK = "DiffSim-Velocity-Flat-AnymalC"
 
 
-def run_one(preset: str, num_envs: int, device: str, steps: int, warmup: int, profile: bool = False) -> dict:
+def run_one(
+    preset: str, num_envs: int, device: str, steps: int, warmup: int, profile: bool = False, task: str = TASK
+) -> dict:
     """Build the task with ``physics=<preset>`` and time it (runs in the child process)."""
     import gymnasium as gym
     import torch
@@ -34,11 +39,11 @@ def run_one(preset: str, num_envs: int, device: str, steps: int, warmup: int, pr
 
     from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
-    env_cfg, _ = load_task_cfgs("DiffSim-Velocity-Flat-AnymalC", "rsl_rl_cfg_entry_point")
+    env_cfg, _ = load_task_cfgs(task, "rsl_rl_cfg_entry_point")
     env_cfg = resolve_presets(env_cfg, (preset,))
     env_cfg.scene.num_envs = num_envs
     env_cfg.sim.device = device
-    env = gym.make("DiffSim-Velocity-Flat-AnymalC", cfg=env_cfg).unwrapped
+    env = gym.make(task, cfg=env_cfg).unwrapped
     try:
         env.reset()
         gen = torch.Generator(device=device).manual_seed(0)
@@ -159,6 +164,9 @@ def torch_profiler():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--task", default=TASK, help="a manager-based DiffSim task id (e.g. DiffSim-Velocity-Rough-AnymalC)"
+    )
     parser.add_argument("--envs", default="16,64,256")
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--device", default="cpu")
@@ -179,7 +187,9 @@ def main():
             import torch
 
             torch.set_num_threads(args.torch_threads)
-        result = run_one(args.child[0], int(args.child[1]), args.device, args.steps, args.warmup, args.profile)
+        result = run_one(
+            args.child[0], int(args.child[1]), args.device, args.steps, args.warmup, args.profile, args.task
+        )
         print("RESULT " + json.dumps(result), flush=True)
         return
 
@@ -206,6 +216,8 @@ def main():
                 str(args.warmup),
                 "--torch-threads",
                 str(args.torch_threads),
+                "--task",
+                args.task,
             ] + ["--profile"] * args.profile
             print(f"[bench] {preset} x {n} envs ...", flush=True)
             proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
@@ -222,10 +234,7 @@ def main():
             )
 
     peer = "newton_mjwarp"
-    print(
-        f"\nDiffSim-Velocity-Flat-AnymalC, device {args.device}, {args.steps} steps after {args.warmup} warm-up "
-        "(env-steps/s)"
-    )
+    print(f"\n{args.task}, device {args.device}, {args.steps} steps after {args.warmup} warm-up (env-steps/s)")
     header = f"{'envs':>6} " + " ".join(f"{p:>18}" for p in presets)
     if peer in presets:
         header += " " + " ".join(f"{p + '/' + peer:>34}" for p in presets if p != peer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from isaaclab.managers import SceneEntityCfg
 from isaaclab.utils import configclass, replace
 from isaaclab_tasks.contrib.velocity.config.anymal_c.rough_env_cfg import AnymalCRoughEnvCfg
-from isaaclab_tasks.core.velocity.velocity_env_cfg import DoneTerm
+from isaaclab_tasks.core.velocity.velocity_env_cfg import DoneTerm, RoughPhysicsCfg
 
 from isaaclab_diffsim.assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
 from isaaclab_diffsim.physics import DiffSimSolverCfg
@@ -28,6 +28,7 @@ class AnymalCRoughDiffSimEnvCfg(AnymalCRoughEnvCfg):
     def __post_init__(self):
         super().__post_init__()
         self.sim.physics = DiffSimPhysicsCfg()
+        self.sim.physics.newton_mjwarp = RoughPhysicsCfg().newton_mjwarp  # Isaac Lab's rough settings for the peer
         for preset in vars(self.sim.physics).values():
             if isinstance(getattr(preset, "solver_cfg", None), DiffSimSolverCfg):
                 preset.solver_cfg.collider_shapes_expr = ANYMAL_C_FOOT_COLLIDERS_EXPR
