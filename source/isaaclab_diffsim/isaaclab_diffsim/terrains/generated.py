@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import newton
 import numpy as np
+import torch
 from isaaclab.terrains import TerrainGeneratorCfg
 
 
@@ -32,8 +33,8 @@ class GeneratedTerrain:
 
 def generate_terrain(cfg: TerrainGeneratorCfg, seed: int, curriculum: bool) -> GeneratedTerrain:
     """Run ``isaaclab.terrains.TerrainGenerator`` on the CPU with ``cfg`` (its ``seed``, or ``seed`` if that is None;
-    ``curriculum``: difficulty growing with the row), no cache. The sub-terrain functions draw from numpy's global
-    generator: it is seeded for the call and restored afterwards."""
+    ``curriculum``: difficulty growing with the row), no cache. The sub-terrain functions draw from numpy's and torch's
+    global generators: both are seeded for the call and restored afterwards."""
     from isaaclab.terrains import TerrainGenerator
 
     cfg = cfg.copy()
@@ -41,8 +42,10 @@ def generate_terrain(cfg: TerrainGeneratorCfg, seed: int, curriculum: bool) -> G
     cfg.curriculum, cfg.use_cache = bool(curriculum), False
     state = np.random.get_state()
     try:
-        np.random.seed(cfg.seed % 2**32)
-        gen = TerrainGenerator(cfg, device="cpu")
+        with torch.random.fork_rng(devices=range(torch.cuda.device_count())):
+            np.random.seed(cfg.seed % 2**32)
+            torch.manual_seed(cfg.seed)
+            gen = TerrainGenerator(cfg, device="cpu")
     finally:
         np.random.set_state(state)
     mesh = gen.terrain_mesh
