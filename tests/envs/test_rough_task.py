@@ -35,7 +35,8 @@ def small_terrain(cfg) -> None:
 
 
 def rough_cfg(num_envs: int = 6, **fields) -> AnymalCRoughDiffEnvCfg:
-    cfg = AnymalCRoughDiffEnvCfg(num_envs=num_envs, **fields)
+    """The rough task on the small terrain; our builder's model (several envs per process) unless ``fields`` say."""
+    cfg = AnymalCRoughDiffEnvCfg(num_envs=num_envs, **{"asset_source": "urdf", **fields})
     small_terrain(cfg)
     return cfg
 
@@ -44,6 +45,15 @@ def rough_cfg(num_envs: int = 6, **fields) -> AnymalCRoughDiffEnvCfg:
 def env():
     """Six envs at rest on the small terrain in hard contact: no pushes, noise, randomisation or trot generator."""
     cfg = rough_cfg(seed=3)
+    rest(cfg)
+    env = gym.make(TASK, cfg=cfg).unwrapped
+    env.reset(seed=3)
+    yield env
+    env.close()
+
+
+def rest(cfg) -> None:
+    """Hard contact, no pushes, noise, randomisation or trot generator, every level."""
     cfg.solver_cfg.contact_model = "hard"
     cfg.gait.joint_swing_scale = 0.0
     ev = cfg.events
@@ -51,10 +61,6 @@ def env():
     ev.base_mass_add_range, ev.base_com_range = (0.0, 0.0), {}
     cfg.observations.enable_corruption = False
     cfg.terrain.max_init_terrain_level = None
-    env = gym.make(TASK, cfg=cfg).unwrapped
-    env.reset(seed=3)
-    yield env
-    env.close()
 
 
 def mesh_of(env) -> wp.Mesh:
@@ -104,6 +110,10 @@ def newton_mesh_type():
 
 
 def test_feet_rest_on_the_terrain_after_settling(env):
+    assert_feet_on_terrain(env)
+
+
+def assert_feet_on_terrain(env):
     n = env.num_envs
     with torch.no_grad():
         for _ in range(50):  # 1 s
@@ -256,10 +266,21 @@ def test_play_task_builds():
     env.close()
 
 
-def test_isaaclab_scene_with_a_terrain_is_refused():
-    cfg = rough_cfg(asset_source="isaaclab")
-    with pytest.raises(ValueError, match="asset_source"):
-        cfg.validate_values()
+def test_isaaclab_scene_imports_the_same_terrain(env):
+    """The registered task's Isaac Lab scene: its TerrainImporter's mesh is the terrain the builder path makes with
+    the same seed (float32 vertices), the model's one static shape, and the robots stand on it."""
+    cfg = rough_cfg(num_envs=6, seed=3, asset_source="isaaclab")
+    rest(cfg)
+    scene_env = gym.make(TASK, cfg=cfg).unwrapped
+    try:
+        assert np.array_equal(scene_env.terrain.triangles, env.terrain.triangles)
+        assert np.abs(scene_env.terrain.vertices - env.terrain.vertices).max() < 1e-5
+        assert np.allclose(scene_env.terrain.origins, env.terrain.origins, atol=1e-6)
+        scene_env.reset(seed=3)
+        assert torch.allclose(scene_env.q[:, 0:2], scene_env.env_origins[:, 0:2])
+        assert_feet_on_terrain(scene_env)
+    finally:
+        scene_env.close()
 
 
 def test_state_round_trip_keeps_levels_and_origins():

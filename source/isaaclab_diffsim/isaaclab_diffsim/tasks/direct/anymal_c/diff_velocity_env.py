@@ -23,7 +23,15 @@ from ....envs.diff_direct_env import DiffDirectRLEnv
 from ....envs.rotations import quat_rotate, quat_rotate_inverse
 from ....envs.seeding import global_rng_seeded
 from ....solver import SolverMoreauGS
-from ....terrains import HeightMap, TerrainLevels, generate_terrain, grid_pattern, height_scan, terrain_level_moves
+from ....terrains import (
+    HeightMap,
+    TerrainLevels,
+    generate_terrain,
+    generator_cfg,
+    grid_pattern,
+    height_scan,
+    terrain_level_moves,
+)
 from ....utils.leapp_support import tracing as leapp_tracing
 from .builder_events import BuilderEvents
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg, observation_terms
@@ -147,8 +155,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
                 base_height=cfg.init_base_height,
                 solver_cfg=cfg.solver_cfg,
                 env_spacing=cfg.env_spacing,
+                terrain=None
+                if cfg.terrain is None
+                else generator_cfg(cfg.terrain.generator, cfg.seed, cfg.terrain.curriculum),
             )
             scene = self.isaaclab_scene
+            self.terrain = scene.terrain
             return scene.model, scene.layout, scene.solver  # the physics manager's solver: one per model
         model, layout = build_robot_model(
             cfg.robot,
@@ -599,10 +611,10 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _env_origins(self) -> torch.Tensor:
         """(num_envs, 3) env origins [m]: the Isaac Lab scene's; on a terrain the origins of the envs' sub-terrains
         (``terrain_level``, Isaac Lab's ``TerrainImporter`` layout); else the scene's grid (``cfg.env_spacing``)."""
-        if self.isaaclab_scene is not None:
-            return self.isaaclab_scene.env_origins.to(self.device)
         if self.terrain_levels is not None:
             return self.terrain_levels.env_origins(self.terrain_level)
+        if self.isaaclab_scene is not None:
+            return self.isaaclab_scene.env_origins.to(self.device)
         from isaaclab.cloner import grid_transforms
 
         return torch.as_tensor(grid_transforms(self.num_envs, self.cfg.env_spacing)[0], device=self.device)

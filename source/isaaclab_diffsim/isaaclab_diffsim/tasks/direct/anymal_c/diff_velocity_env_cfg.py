@@ -260,8 +260,8 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     terrain: DiffTerrainCfg | None = None
     """Generated terrain as the ground (None: the flat ground plane). With it the physics runs in the world frame
     (each base starts above its sub-terrain's origin, ``env_origins``), heights (termination, feet) are measured
-    from the terrain below, and ``terrain.curriculum`` moves envs between levels. Builder-made models only
-    (``asset_source`` ``"urdf"`` or ``"usd"``)."""
+    from the terrain below, and ``terrain.curriculum`` moves envs between levels. With ``asset_source="isaaclab"``
+    the scene's ``TerrainImporter`` generates it (the same terrain, same seed)."""
     height_scan: DiffHeightScanCfg | None = None
     """Isaac Lab's height scan appended to the observation after the flat-MDP terms (before the gait clock); the
     terrain's (a flat ground: 0) heights. None: no scan."""
@@ -301,14 +301,6 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         super().validate_values()
         if self.terrain is not None:
             self.terrain.validate_values()
-            check_value(
-                "asset_source",
-                self.asset_source,
-                Rule(
-                    "'urdf' or 'usd' with a terrain (the Isaac Lab scene has only its ground plane)",
-                    lambda v: v in ("urdf", "usd"),
-                ),
-            )
         if self.height_scan is not None:
             self.height_scan.validate_values()
         nj, legs = self.robot.num_joints, tuple(self.robot.legs)

@@ -16,11 +16,13 @@ class AnymalCRoughDiffEnvCfg(AnymalCFlatDiffEnvCfg):
       on 5 levels x 10 columns (Isaac Lab: 10 x 20), generated with the env's seed, as a static mesh collider;
       envs start on levels 0-2 and follow Isaac Lab's ``terrain_levels_vel`` curriculum;
     - ``height_scan``: Isaac Lab's 1.6 x 1.0 m grid at 0.1 m (187 points) appended to the observation;
-    - ``asset_source="urdf"``: our builder (the Isaac Lab scene path has only its ground plane);
     - ``events.ground_friction`` stays 0.3 on the terrain (the flat task's effective 0.3-1.2).
+
+    The model is built by Isaac Lab as the flat task's (``asset_source="isaaclab"``), its ``TerrainImporter``
+    generating the terrain in place of the ground plane; ``env.asset_source=urdf`` uses our builder with the same
+    terrain (several envs per process).
     """
 
-    asset_source: str = "urdf"
     terrain: DiffTerrainCfg | None = DiffTerrainCfg()
     height_scan: DiffHeightScanCfg | None = DiffHeightScanCfg()
 
