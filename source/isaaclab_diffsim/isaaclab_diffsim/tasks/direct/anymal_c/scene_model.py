@@ -178,8 +178,7 @@ class AnymalCScene:
         return RobotLayout(
             num_worlds=n,
             bodies_per_world=nb,
-            shapes_per_world=model.shape_count
-            // n,  # the ground (plane or terrain) is the one shape outside the worlds
+            shapes_per_world=model.shape_count // n,  # the ground (plane or terrain): the one shape outside the worlds
             coords_per_world=nq,
             dofs_per_world=nd,
             joint_names=tuple(robot.joint_names),
