@@ -12,6 +12,7 @@ LAYERS = [
     "bridge",
     "physics",
     "assets",
+    "terrains",
     "envs",
     "recording",
     "deploy",

@@ -205,10 +205,11 @@ def build_robot_model(
     requires_grad=False,
     ground_mu=1.0,
     source: str = "urdf",
+    terrain: newton.Mesh | None = None,
 ) -> tuple[newton.Model, RobotLayout]:
-    """Finalize ``num_worlds`` worlds of ``robot`` plus one shared ground plane (the model's last shape); body_q set
-    by FK. ``kp``, ``kd``, ``base_height`` default to the robot's. Returns the model and its :class:`RobotLayout`
-    (feet in ``robot.legs`` order)."""
+    """Finalize ``num_worlds`` worlds of ``robot`` plus one shared ground: a plane, or the static triangle mesh
+    ``terrain`` (the model's last shape); body_q set by FK. ``kp``, ``kd``, ``base_height`` default to the robot's.
+    Returns the model and its :class:`RobotLayout` (feet in ``robot.legs`` order)."""
     height = robot.init_base_height if base_height is None else base_height
     one = newton.ModelBuilder()
     local = add_robot(one, robot, wp.transform((0.0, 0.0, height), wp.quat_identity()), kp=kp, kd=kd, source=source)
@@ -216,7 +217,11 @@ def build_robot_model(
     builder.replicate(one, num_worlds)
     ground_cfg = builder.default_shape_cfg.copy()
     ground_cfg.mu = ground_mu
-    builder.add_ground_plane(cfg=ground_cfg)
+    if terrain is None:
+        builder.add_ground_plane(cfg=ground_cfg)
+    else:
+        ground_cfg.density = 0.0
+        builder.add_shape_mesh(-1, mesh=terrain, cfg=ground_cfg)
     model = builder.finalize(device=device, requires_grad=requires_grad)
     newton.eval_fk(model, model.joint_q, model.joint_qd, model)
 

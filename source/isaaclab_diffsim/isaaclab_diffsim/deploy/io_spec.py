@@ -28,6 +28,10 @@ OBSERVATION_TERMS = (
     ("joint_vel_rel", 12, "joint velocities [rad/s], joint order of the bundle"),
     ("last_action", 12, "the controller's previous 'actions' output (zeros at the episode's start)"),
 )
+HEIGHT_SCAN_DESCRIPTION = (
+    "base height minus the terrain height at each point of a yaw-aligned grid around the base, minus the offset, "
+    "clipped (env cfg height_scan: size, resolution, offset, clip; x fastest) [m]"
+)
 GAIT_CLOCK_TERM = ("gait_phase", 2, "(sin, cos) of 2 pi phase; computed inside the controller from 'step'")
 
 
@@ -46,10 +50,11 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
             "env.contact_model/kappa/margin to env.solver_cfg); move them there to export it"
         )
     train_solver = train_env_cfg["solver_cfg"]
-    obs_terms = [
-        {"name": n, "shape": [s], "dtype": "float32", "scale": 1.0, "description": d} for n, s, d in OBSERVATION_TERMS
-    ]
-    num_obs = sum(s for _, s, _ in OBSERVATION_TERMS)
+    terms = list(OBSERVATION_TERMS)
+    if getattr(env, "scan_pattern", None) is not None:  # the rough task's height scan, before the gait clock
+        terms.append(("height_scan", len(env.scan_pattern), HEIGHT_SCAN_DESCRIPTION))
+    obs_terms = [{"name": n, "shape": [s], "dtype": "float32", "scale": 1.0, "description": d} for n, s, d in terms]
+    num_obs = sum(s for _, s, _ in terms)
     nj = len(env.layout.joint_names)
     default = env.default_leg.detach().cpu().tolist()
     return {

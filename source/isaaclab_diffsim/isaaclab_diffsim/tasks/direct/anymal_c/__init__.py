@@ -1,5 +1,5 @@
-"""ANYmal C flat velocity tracking as a differentiable direct env; registers ``DiffSim-Velocity-Flat-AnymalC-Direct``
-(+ ``-Play``) with gymnasium, for SHAC and PPO.
+"""ANYmal C velocity tracking as a differentiable direct env; registers ``DiffSim-Velocity-Flat-AnymalC-Direct`` and
+``DiffSim-Velocity-Rough-AnymalC-Direct`` (+ ``-Play``) with gymnasium, for SHAC and PPO.
 
 The env and its configs are imported on first use (``from isaaclab_diffsim.tasks.direct.anymal_c import
 DiffVelocityEnv``), so registering the task ids stays light.
@@ -58,18 +58,21 @@ def __getattr__(name: str):
     return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
 
 
-_AGENTS = {
-    "shac_cfg_entry_point": f"{__name__}.agents.shac_cfg:AnymalCFlatShacRunnerCfg",
-    "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:AnymalCFlatDiffPPORunnerCfg",
-}
+def _agents(terrain: str) -> dict[str, str]:
+    return {
+        "shac_cfg_entry_point": f"{__name__}.agents.shac_cfg:AnymalC{terrain}ShacRunnerCfg",
+        "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:AnymalC{terrain}DiffPPORunnerCfg",
+    }
 
-for _task, _env_cfg in (
-    ("DiffSim-Velocity-Flat-AnymalC-Direct", "AnymalCFlatDiffEnvCfg"),
-    ("DiffSim-Velocity-Flat-AnymalC-Direct-Play", "AnymalCFlatDiffEnvCfg_PLAY"),
-):
-    gym.register(
-        id=_task,
-        entry_point=f"{__name__}:DiffVelocityEnv",
-        disable_env_checker=True,
-        kwargs={"env_cfg_entry_point": f"{__name__}.flat_diff_env_cfg:{_env_cfg}", **_AGENTS},
-    )
+
+for _terrain, _module in (("Flat", "flat_diff_env_cfg"), ("Rough", "rough_diff_env_cfg")):
+    for _suffix in ("", "_PLAY"):
+        gym.register(
+            id=f"DiffSim-Velocity-{_terrain}-AnymalC-Direct" + ("-Play" if _suffix else ""),
+            entry_point=f"{__name__}:DiffVelocityEnv",
+            disable_env_checker=True,
+            kwargs={
+                "env_cfg_entry_point": f"{__name__}.{_module}:AnymalC{_terrain}DiffEnvCfg{_suffix}",
+                **_agents(_terrain),
+            },
+        )

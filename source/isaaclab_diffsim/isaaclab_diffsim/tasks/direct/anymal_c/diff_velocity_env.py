@@ -23,6 +23,15 @@ from ....envs.diff_direct_env import DiffDirectRLEnv
 from ....envs.rotations import quat_rotate, quat_rotate_inverse
 from ....envs.seeding import global_rng_seeded
 from ....solver import SolverMoreauGS
+from ....terrains import (
+    HeightMap,
+    TerrainLevels,
+    generate_terrain,
+    generator_cfg,
+    grid_pattern,
+    height_scan,
+    terrain_level_moves,
+)
 from ....utils.leapp_support import tracing as leapp_tracing
 from .builder_events import BuilderEvents
 from .diff_velocity_env_cfg import DiffVelocityEnvCfg, observation_terms
@@ -55,12 +64,15 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         "leg_kick_time",
         "action_queue",
         "action_delay",
+        "terrain_level",
     )
 
     def __init__(self, cfg: DiffVelocityEnvCfg | None = None, render_mode: str | None = None, **overrides):
         """``cfg`` None: the task's registered config when gymnasium passes ``env_cfg_entry_point`` (``gym.make(id)``),
         else the class defaults. Other keyword arguments override config fields (``gym.make(id, num_envs=4)``)."""
         self.isaaclab_scene = None
+        self.terrain = None
+        """The generated terrain (``cfg.terrain``; None: the ground plane)."""
         self.leapp_node: str | None = None
         """Name of the LEAPP graph node while an export traces this env (:mod:`isaaclab_diffsim.deploy.leapp_pipeline`);
         None otherwise, and the annotations are skipped."""
@@ -70,7 +82,19 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         nd, nj = layout.dofs_per_world, layout.num_joints
         self._check_sizes()
         self.default_q = self.q[0].clone()
+        self.heightmap, self.terrain_levels = self._terrain_queries()
+        self.terrain_level = (
+            torch.zeros(n, dtype=torch.long, device=dev)
+            if self.terrain_levels is None
+            else self.terrain_levels.initial_levels(cfg.terrain.max_init_terrain_level)
+        )
+        """Each env's terrain level (row of the terrain's sub-terrains; 0 without a terrain)."""
         self.env_origins = self._env_origins()
+        if self.terrain is not None:  # the physics runs in the world frame: each base above its origin
+            self.q = torch.cat([self.q[:, 0:3] + self.env_origins, self.q[:, 3:]], 1)
+        self.scan_pattern = (
+            None if cfg.height_scan is None else grid_pattern(cfg.height_scan.size, cfg.height_scan.resolution, dev)
+        )
         self.default_leg = self.q[0, 7:].clone()
         self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(n, nd)[0, 6:].clone()
         self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(n, nd)[0, 6:].clone()
@@ -131,8 +155,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
                 base_height=cfg.init_base_height,
                 solver_cfg=cfg.solver_cfg,
                 env_spacing=cfg.env_spacing,
+                terrain=None
+                if cfg.terrain is None
+                else generator_cfg(cfg.terrain.generator, cfg.seed, cfg.terrain.curriculum),
             )
             scene = self.isaaclab_scene
+            self.terrain = scene.terrain
             return scene.model, scene.layout, scene.solver  # the physics manager's solver: one per model
         model, layout = build_robot_model(
             cfg.robot,
@@ -143,8 +171,34 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             base_height=cfg.init_base_height,
             requires_grad=True,
             source=cfg.asset_source,
+            terrain=self._generate_terrain(),
         )
         return model, layout, SolverMoreauGS(model, **cfg.solver_cfg.solver_kwargs())
+
+    def _generate_terrain(self):
+        """``cfg.terrain``'s terrain (seeded with ``cfg.seed``) as a Newton mesh, kept as ``terrain``; None without."""
+        if self.cfg.terrain is None:
+            return None
+        t = self.cfg.terrain
+        self.terrain = generate_terrain(t.generator, self.cfg.seed, t.curriculum)
+        return self.terrain.newton_mesh()
+
+    def _terrain_queries(self) -> tuple[HeightMap | None, TerrainLevels | None]:
+        """The terrain's heightfield and its sub-terrain origins per env (None, None without a terrain)."""
+        if self.terrain is None:
+            return None, None
+        t, dev = self.terrain, self.device
+        heights = HeightMap.from_mesh(t.vertices, t.triangles, self.cfg.terrain.heightmap_resolution, dev)
+        origins = torch.as_tensor(t.origins, dtype=torch.float32, device=dev)
+        return heights, TerrainLevels(origins, self.num_envs, self._gen)
+
+    def ground_height(self, xy: torch.Tensor) -> torch.Tensor:
+        """Ground height [m] below the points ``xy`` (..., 2): the terrain's (differentiable w.r.t. ``xy``), or 0."""
+        return torch.zeros_like(xy[..., 0]) if self.heightmap is None else self.heightmap(xy)
+
+    def height_above_ground(self, pos: torch.Tensor) -> torch.Tensor:
+        """Height [m] of the points ``pos`` (..., 3) above the ground below them (their z on the ground plane)."""
+        return pos[..., 2] if self.heightmap is None else pos[..., 2] - self.heightmap(pos[..., :2])
 
     def _configure_actuator(self) -> None:
         """The PD gains per joint (``kp_leg``, ``kd_leg``) and, with ``cfg.actuator_preset``, the preset's gains,
@@ -193,7 +247,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             self.sim.notify_model_changed(0)
 
     def _num_observations(self) -> int:
-        return int(self.cfg.observation_space) + (2 if self.cfg.gait.period_s > 0 else 0)
+        scan = (
+            0
+            if self.cfg.height_scan is None
+            else len(grid_pattern(self.cfg.height_scan.size, self.cfg.height_scan.resolution))
+        )
+        return int(self.cfg.observation_space) + scan + (2 if self.cfg.gait.period_s > 0 else 0)
 
     def _observation_terms(self) -> dict[str, slice]:
         """Entries of each term of the observation (Isaac Lab's flat-MDP terms, before the gait clock), sized by the
@@ -268,7 +327,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _get_dones(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Failures (base below ``min_base_height`` or tilted past ``max_gravity_z``) and time-outs (bool: no graph)."""
         proj_g = self._base()[2]
-        self.reset_terminated = (self.q[:, 2] < self.cfg.min_base_height) | (proj_g[:, 2] > self.cfg.max_gravity_z)
+        self.reset_terminated = (self.height_above_ground(self.q[:, 0:3]) < self.cfg.min_base_height) | (
+            proj_g[:, 2] > self.cfg.max_gravity_z
+        )
         with torch.no_grad():
             self.reset_time_outs = self.episode_length_buf >= self.max_episode_length
         return self.reset_terminated, self.reset_time_outs
@@ -290,12 +351,34 @@ class DiffVelocityEnv(DiffDirectRLEnv):
 
     def _reset_idx(self, envs: torch.Tensor) -> None:
         with torch.no_grad():
+            if self.terrain_levels is not None and self.cfg.terrain.curriculum:
+                self._update_terrain_levels(envs)
             q_new, qd_new = self.events.apply_reset_events(envs, self.common_step_counter)
         q_new, qd_new = q_new.to(self.device), qd_new.to(self.device)
+        if self.terrain is not None:
+            q_new = torch.cat([q_new[:, 0:3] + self.env_origins, q_new[:, 3:]], 1)
         d = envs[:, None]
         self.q = torch.where(d, q_new, self.q)
         self.qd = torch.where(d, qd_new, self.qd)
         self._reset_buffers(envs)
+
+    def _update_terrain_levels(self, envs: torch.Tensor) -> None:
+        """Isaac Lab's ``terrain_levels_vel`` for the envs of ``envs`` that ran (an env reset before its first step
+        keeps its level); their origins follow their new levels."""
+        distance = torch.linalg.norm(self.q[:, 0:2] - self.env_origins[:, 0:2], dim=1)
+        up, down = terrain_level_moves(
+            distance, self.commands[:, 0:2], self.terrain.sub_terrain_size[0], self.cfg.episode_length_s
+        )
+        ran = envs & (self.episode_length_buf > 0)
+        self.terrain_level = self.terrain_levels.moved(self.terrain_level, ran, up, down)
+        self.env_origins = self._env_origins()
+
+    def _episode_log(self, done: torch.Tensor) -> dict:
+        """The episode statistics, with the terrain's mean level (``Curriculum/terrain_levels``, Isaac Lab's key)."""
+        log = super()._episode_log(done)
+        if self.terrain is not None:
+            log["Curriculum/terrain_levels"] = float(self.terrain_level.float().mean())
+        return log
 
     def set_state(self, state: dict) -> None:
         """:meth:`DiffDirectRLEnv.set_state`; snapshots saved before ``prev_foot_centre`` or ``leg_kick_time`` existed
@@ -307,7 +390,11 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         if "action_queue" not in state:
             state = {**state, "action_queue": torch.zeros_like(self.action_queue)}
             state["action_delay"] = torch.zeros_like(self.action_delay)
+        if "terrain_level" not in state:
+            state = {**state, "terrain_level": torch.zeros_like(self.terrain_level)}
         super().set_state(state)
+        if self.terrain is not None:
+            self.env_origins = self._env_origins()
 
     def _apply_interval_events(self) -> bool:
         return self._interval_events()
@@ -336,10 +423,21 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         obs = torch.cat([lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions], 1)
         if self.cfg.observations.enable_corruption:
             obs = self._corrupt(obs)
+        if self.cfg.height_scan is not None:
+            obs = torch.cat([obs, self._height_scan(q)], 1)
         if self.cfg.gait.period_s > 0:
             angle = 2.0 * math.pi * self._gait_phase()
             obs = torch.cat([obs, torch.sin(angle)[:, None], torch.cos(angle)[:, None]], 1)
         return obs
+
+    def _height_scan(self, q: torch.Tensor) -> torch.Tensor:
+        """Isaac Lab's ``height_scan`` of ``cfg.height_scan`` at the bases of ``q``: (noise, then) clip."""
+        c = self.cfg.height_scan
+        scan = height_scan(q[:, 0:3], q[:, 3:7], self.scan_pattern, self.ground_height, c.offset)
+        if c.noise is not None and self.cfg.observations.enable_corruption:
+            with global_rng_seeded(self.device, self._draw_seed()):
+                scan = c.noise.func(scan, c.noise)
+        return scan.clamp(-c.clip, c.clip)
 
     def _traced_observations(self, q, qd, last_actions):
         """The observation of :meth:`_observations` (without noise) as a LEAPP export traces it: from the raw
@@ -348,6 +446,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         projected gravity, the default-pose offset and the gait clock (``isaaclab_diffsim.deploy.leapp_pipeline``)."""
         from ....deploy.leapp_pipeline.annotations import annotate_inputs
 
+        if self.cfg.height_scan is not None:
+            raise NotImplementedError("a LEAPP export of a height-scan observation (cfg.height_scan) is not supported")
         quat = q[:, 3:7]
         lin_b, ang_b = quat_rotate_inverse(quat, qd[:, 0:3]), quat_rotate_inverse(quat, qd[:, 3:6])
         step = self.episode_length_buf.float()[:, None]
@@ -413,7 +513,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
 
     def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
         """Height of each foot sphere's lowest point above the ground, (num_envs, feet) in leg order."""
-        return self.foot_centres(body_q)[..., 2] - self.foot_radius
+        return self.height_above_ground(self.foot_centres(body_q)) - self.foot_radius
 
     def _gait_foot_height_error(self, body_q: torch.Tensor) -> torch.Tensor:
         """Sum over feet of (foot height - reference)^2; the reference is a half sine during swing, 0 in stance.
@@ -470,7 +570,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         step = centre[..., :2] - self.prev_foot_centre[..., :2]
         speed = torch.where(fresh, 0.0, (step.square().sum(-1) + 1e-12).sqrt() / self.step_dt)  # smooth at 0
         self.prev_foot_centre = centre
-        height = centre[..., 2] - self.foot_radius
+        height = self.height_above_ground(centre) - self.foot_radius
         error = (height - w.foot_clearance_height) ** 2 * torch.tanh(w.foot_clearance_tanh_mult * speed)
         return torch.exp(-error.sum(1) / w.foot_clearance_std)
 
@@ -504,12 +604,15 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         The physics runs in each env's own frame (``q``: every base above the world origin), so float32 positions
         stay small and the rollout and its gradients do not depend on where a robot is shown."""
         q = self.q.detach().clone()
-        q[:, 0:3] += self.env_origins
+        if self.terrain is None:  # with a terrain the physics runs in the world frame already
+            q[:, 0:3] += self.env_origins
         return q
 
     def _env_origins(self) -> torch.Tensor:
-        """(num_envs, 3) env origins [m]: the Isaac Lab scene's, or the same grid (``cfg.env_spacing``) for the
-        builder-made models."""
+        """(num_envs, 3) env origins [m]: the Isaac Lab scene's; on a terrain the origins of the envs' sub-terrains
+        (``terrain_level``, Isaac Lab's ``TerrainImporter`` layout); else the scene's grid (``cfg.env_spacing``)."""
+        if self.terrain_levels is not None:
+            return self.terrain_levels.env_origins(self.terrain_level)
         if self.isaaclab_scene is not None:
             return self.isaaclab_scene.env_origins.to(self.device)
         from isaaclab.cloner import grid_transforms

@@ -13,6 +13,7 @@ from ....assets.anymal_c import ANYMAL_C_ROBOT_CFG
 from ....assets.robot_cfg import DiffRobotCfg
 from ....envs.diff_direct_env import DiffDirectRLEnvCfg
 from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
+from ....terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
 from ....utils.validation import (
     Rule,
     check,
@@ -256,6 +257,14 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     commands: DiffCommandsCfg = DiffCommandsCfg()
     events: DiffEventsCfg = DiffEventsCfg()
     gait: DiffGaitCfg = DiffGaitCfg()
+    terrain: DiffTerrainCfg | None = None
+    """Generated terrain as the ground (None: the flat ground plane). With it the physics runs in the world frame
+    (each base starts above its sub-terrain's origin, ``env_origins``), heights (termination, feet) are measured
+    from the terrain below, and ``terrain.curriculum`` moves envs between levels. With ``asset_source="isaaclab"``
+    the scene's ``TerrainImporter`` generates it (the same terrain, same seed)."""
+    height_scan: DiffHeightScanCfg | None = None
+    """Isaac Lab's height scan appended to the observation after the flat-MDP terms (before the gait clock); the
+    terrain's (a flat ground: 0) heights. None: no scan."""
 
     def use_robot(self, robot: DiffRobotCfg) -> None:
         """Make ``robot`` the task's robot: its gains, envelope and heights become ``kp``, ``kd``,
@@ -290,6 +299,10 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
             },
         )
         super().validate_values()
+        if self.terrain is not None:
+            self.terrain.validate_values()
+        if self.height_scan is not None:
+            self.height_scan.validate_values()
         nj, legs = self.robot.num_joints, tuple(self.robot.legs)
         ranges = [
             "commands.lin_vel_x",

@@ -23,6 +23,8 @@ from ....assets.robot_layout import RobotLayout
 from ....envs.seeding import global_rng_seeded
 from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
 from ....solver import SolverMoreauGS
+from ....solver.terrain import terrain_triangles
+from ....terrains import GeneratedTerrain, seeded_generation
 
 
 class AnymalCScene:
@@ -38,6 +40,9 @@ class AnymalCScene:
         base_height: Height of the base at the default pose [m].
         env_spacing: Spacing of the scene's env-origin grid [m] (``env_origins``).
         solver_cfg: The solver's parameters; the physics manager builds the solver (``solver``) from it.
+        terrain: A terrain generator config (its seed set) for Isaac Lab's ``TerrainImporter`` in place of the
+            ground plane, generated under :func:`~isaaclab_diffsim.terrains.seeded_generation` (the terrain
+            ``generate_terrain`` makes); kept as ``terrain``. None: the ground plane.
     """
 
     def __init__(
@@ -51,6 +56,7 @@ class AnymalCScene:
         base_height: float,
         solver_cfg: DiffSimSolverCfg,
         env_spacing: float = 2.5,
+        terrain=None,
     ):
         from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
         from isaaclab.sim import SimulationCfg, SimulationContext
@@ -69,17 +75,28 @@ class AnymalCScene:
         robot_cfg = replace(ANYMAL_C_DIFFSIM_CFG, prim_path="{ENV_REGEX_NS}/Robot")
         robot_cfg.init_state.pos = (0.0, 0.0, float(base_height))
         scene_cfg = InteractiveSceneCfg(num_envs=num_envs, env_spacing=float(env_spacing))
-        scene_cfg.terrain = TerrainImporterCfg(
-            prim_path="/World/ground", terrain_type="usd", usd_path=str(ground_plane_usd_path())
-        )
+        if terrain is None:
+            scene_cfg.terrain = TerrainImporterCfg(
+                prim_path="/World/ground", terrain_type="usd", usd_path=str(ground_plane_usd_path())
+            )
+        else:
+            scene_cfg.terrain = TerrainImporterCfg(
+                prim_path="/World/ground", terrain_type="generator", terrain_generator=terrain, collision_group=-1
+            )
         scene_cfg.robot = robot_cfg
         solver_cfg = replace(solver_cfg, collider_shapes_expr=ANYMAL_C_FOOT_COLLIDERS_EXPR)
         physics = NewtonCfg(solver_cfg=solver_cfg, num_substeps=1)
         self.sim = SimulationContext(SimulationCfg(dt=float(sim_dt), device=str(device), physics=physics))
         try:
-            self.scene = InteractiveScene(scene_cfg)
+            if terrain is None:
+                self.scene = InteractiveScene(scene_cfg)
+            else:
+                with seeded_generation(terrain.seed):
+                    self.scene = InteractiveScene(scene_cfg)
             self.sim.reset()
             self.model: newton.Model = NewtonManager.get_model()
+            self.terrain: GeneratedTerrain | None = None if terrain is None else self._terrain(terrain)
+            """The terrain the model collides with and its sub-terrain origins (None: the ground plane)."""
             self.robot = self.scene["robot"]
             self.layout: RobotLayout = self._configure(kp, kd, base_height)
             self.solver: SolverMoreauGS = NewtonManager._solver
@@ -91,6 +108,17 @@ class AnymalCScene:
         except Exception:
             self.close()
             raise
+
+    def _terrain(self, cfg) -> GeneratedTerrain:
+        """The model's one static shape (the importer's terrain mesh, world space) and the importer's origins."""
+        model = self.model
+        static = np.nonzero(model.shape_body.numpy() < 0)[0]
+        if len(static) != 1 or int(model.shape_type.numpy()[static[0]]) != int(newton.GeoType.MESH):
+            raise RuntimeError("asset_source='isaaclab': expected the terrain as the model's one static MESH shape")
+        vertices, triangles = terrain_triangles(model, int(static[0]))
+        origins = self.scene.terrain.terrain_origins
+        origins = torch.as_tensor(getattr(origins, "torch", origins)).cpu().numpy().astype(np.float64)
+        return GeneratedTerrain(vertices, triangles, origins, (float(cfg.size[0]), float(cfg.size[1])))
 
     def _configure(self, kp: float, kd: float, base_height: float) -> RobotLayout:
         """Write the default pose (in each env's own frame: base above the world origin), drives and limits into the
@@ -150,7 +178,7 @@ class AnymalCScene:
         return RobotLayout(
             num_worlds=n,
             bodies_per_world=nb,
-            shapes_per_world=model.shape_count // n,  # the ground plane is the one shape outside the worlds
+            shapes_per_world=model.shape_count // n,  # the ground (plane or terrain): the one shape outside the worlds
             coords_per_world=nq,
             dofs_per_world=nd,
             joint_names=tuple(robot.joint_names),

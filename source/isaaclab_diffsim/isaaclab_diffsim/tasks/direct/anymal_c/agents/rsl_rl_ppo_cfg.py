@@ -57,3 +57,13 @@ class AnymalCFlatDiffPPORunnerCfg(RslRlOnPolicyRunnerCfg):
         desired_kl=0.01,
         max_grad_norm=1.0,
     )
+
+
+@configclass
+class AnymalCRoughDiffPPORunnerCfg(AnymalCFlatDiffPPORunnerCfg):
+    """PPO on the rough task: the flat configuration with Isaac Lab's rough ANYmal C networks ([512, 256, 128]) and
+    its own experiment folder."""
+
+    experiment_name = "anymal_c_rough_diffsim"
+    actor = AnymalCFlatDiffPPORunnerCfg().actor.replace(hidden_dims=[512, 256, 128])
+    critic = AnymalCFlatDiffPPORunnerCfg().critic.replace(hidden_dims=[512, 256, 128])

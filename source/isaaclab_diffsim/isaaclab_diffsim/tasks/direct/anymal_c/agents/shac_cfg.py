@@ -20,3 +20,10 @@ class AnymalCFlatShacRunnerCfg(ShacRunnerCfg):
     def __post_init__(self):
         self.algorithm.actor_learning_rate = 1e-3
         self.algorithm.max_actor_grad_norm = 100.0
+
+
+@configclass
+class AnymalCRoughShacRunnerCfg(AnymalCFlatShacRunnerCfg):
+    """The flat task's SHAC configuration on the rough task (its own experiment folder)."""
+
+    experiment_name: str = "anymal_c_rough_diffsim"

@@ -1,0 +1,37 @@
+"""ANYmal C rough-terrain velocity tracking on the differentiable backend (direct env)."""
+
+from isaaclab.utils import configclass
+
+from ....terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
+from .flat_diff_env_cfg import AnymalCFlatDiffEnvCfg, use_play_settings
+
+
+@configclass
+class AnymalCRoughDiffEnvCfg(AnymalCFlatDiffEnvCfg):
+    """The flat task's recipe (trot generator, forward commands, its randomisation) on Isaac Lab's rough terrains.
+
+    What differs from :class:`AnymalCFlatDiffEnvCfg`:
+
+    - ``terrain``: Isaac Lab's ``ROUGH_TERRAINS_CFG`` (stairs up and down, boxes, random rough, slopes up and down)
+      on 5 levels x 10 columns (Isaac Lab: 10 x 20), generated with the env's seed, as a static mesh collider;
+      envs start on levels 0-2 and follow Isaac Lab's ``terrain_levels_vel`` curriculum;
+    - ``height_scan``: Isaac Lab's 1.6 x 1.0 m grid at 0.1 m (187 points) appended to the observation;
+    - ``events.ground_friction`` stays 0.3 on the terrain (the flat task's effective 0.3-1.2).
+
+    The model is built by Isaac Lab as the flat task's (``asset_source="isaaclab"``), its ``TerrainImporter``
+    generating the terrain in place of the ground plane; ``env.asset_source=urdf`` uses our builder with the same
+    terrain (several envs per process).
+    """
+
+    terrain: DiffTerrainCfg | None = DiffTerrainCfg()
+    height_scan: DiffHeightScanCfg | None = DiffHeightScanCfg()
+
+
+@configclass
+class AnymalCRoughDiffEnvCfg_PLAY(AnymalCRoughDiffEnvCfg):
+    """Evaluation: the flat ``-Play`` settings (:func:`use_play_settings`); every terrain level at startup."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        use_play_settings(self)
+        self.terrain.max_init_terrain_level = None

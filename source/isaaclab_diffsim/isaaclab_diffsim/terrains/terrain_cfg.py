@@ -1,0 +1,65 @@
+"""Configs of generated terrain in the differentiable env: the terrain itself and the height scan of it."""
+
+from __future__ import annotations
+
+from isaaclab.terrains import TerrainGeneratorCfg
+from isaaclab.terrains.config.rough import ROUGH_TERRAINS_CFG
+from isaaclab.utils import configclass
+from isaaclab.utils.noise import UniformNoiseCfg
+
+from ..utils.validation import check, integer, non_negative, optional, positive, sequence
+
+
+def cpu_rough_terrains_cfg(num_rows: int = 5, num_cols: int = 10) -> TerrainGeneratorCfg:
+    """Isaac Lab's ``ROUGH_TERRAINS_CFG`` (its six sub-terrain types and their proportions) on a smaller grid:
+    ``num_rows`` difficulty levels x ``num_cols`` columns (Isaac Lab: 10 x 20); 10 columns hold every type."""
+    cfg = ROUGH_TERRAINS_CFG.copy()
+    cfg.num_rows, cfg.num_cols = num_rows, num_cols
+    return cfg
+
+
+@configclass
+class DiffTerrainCfg:
+    """Generated terrain (Isaac Lab's ``TerrainGenerator``) as the env's static mesh collider, with Isaac Lab's
+    ``TerrainImporter`` conventions for the env origins: a level (row) and a type (column) per env."""
+
+    generator: TerrainGeneratorCfg = cpu_rough_terrains_cfg()
+    """The generator's config; its ``seed`` None takes the env's ``seed``. ``curriculum`` is set from
+    :attr:`curriculum` (difficulty growing with the row, as Isaac Lab's tasks do with a terrain curriculum)."""
+    max_init_terrain_level: int | None = 2
+    """Levels drawn at startup are uniform in 0..this (None: every level). Isaac Lab's rough task: 5 of 10 rows;
+    here about half of the default 5 rows too."""
+    curriculum: bool = True
+    """Isaac Lab's ``terrain_levels_vel`` at every reset (:class:`~isaaclab_diffsim.terrains.TerrainLevels`)."""
+    heightmap_resolution: float = 0.05
+    """[m] cell of the heightfield the terrain is rasterised into once (the height scan and terrain-relative
+    heights interpolate it bilinearly)."""
+
+    def validate_values(self) -> None:
+        check(
+            self,
+            {
+                "max_init_terrain_level": optional(integer(0)),
+                "heightmap_resolution": positive,
+                "generator.size": sequence(positive, length=2),
+                "generator.num_rows": integer(1),
+                "generator.num_cols": integer(1),
+            },
+        )
+
+
+@configclass
+class DiffHeightScanCfg:
+    """Isaac Lab's ANYmal height scanner and its ``height_scan`` observation: a ``size`` grid at ``resolution``
+    around the base, yaw-aligned, observing ``base height - terrain height - offset`` clipped to +-``clip``."""
+
+    size: tuple[float, float] = (1.6, 1.0)
+    """[m] along the base's heading (x) and across it (y)."""
+    resolution: float = 0.1
+    offset: float = 0.5
+    clip: float = 1.0
+    noise: UniformNoiseCfg | None = UniformNoiseCfg(n_min=-0.1, n_max=0.1)
+    """Additive noise before the clip (Isaac Lab's rough task); off with ``observations.enable_corruption``."""
+
+    def validate_values(self) -> None:
+        check(self, {"size": sequence(non_negative, length=2), "resolution": positive, "clip": positive})
