@@ -202,8 +202,7 @@ class PhysicsStepFunction(torch.autograd.Function):
                 trace = StepTrace(substeps, max(model.world_count, 1))
                 _PROBE.steps.append(trace)
                 after = lambda k, solver: trace.after_substep(k, solver, states[k + 1], tape)  # noqa: E731
-            pooled = solver.taped_scratch() if hasattr(solver, "taped_scratch") else contextlib.nullcontext([])
-            with pooled as scratch, tape if tape is not None else contextlib.nullcontext():
+            with solver.taped_scratch() as scratch, tape if tape is not None else contextlib.nullcontext():
                 run_substeps(solver, states, ctrl, kap, dt, after)  # a distinct state per substep
         in_grads = (gq, gqd, gtq, gf, gk)
         ctx.record = StepRecord(tape, out_grads, in_grads, solver, scratch) if tape is not None else None

@@ -339,7 +339,6 @@ class SolverMoreauGS(SolverBase):
         use_body_f = int(body_f is not None and body_f.shape[0] == model.body_count)
         if not use_body_f:
             body_f = sc.body_V  # placeholder, not read
-        device = model.device
         n_art = lay.articulation_count
         penalty = self.contact_model == "penalty"
         # (first, second) position update: Moreau's midpoint (dt/2, dt/2), or symplectic Euler (0, dt) for penalty
@@ -350,7 +349,6 @@ class SolverMoreauGS(SolverBase):
             dim=lay.joint_count,
             inputs=[topo, model.body_com, state_in.joint_q, state_in.joint_qd, first],
             outputs=[sc.q_mid],
-            device=device,
         )
         self._integrate_multi_dof(state_in.joint_q, state_in.joint_qd, first, sc.q_mid)
         self._launch(
@@ -370,14 +368,12 @@ class SolverMoreauGS(SolverBase):
                 dt,
             ],
             outputs=[sc.body_X, sc.body_V, sc.body_A, sc.body_F, sc.body_m, sc.body_h, sc.body_I, sc.S, sc.H, sc.hvec],
-            device=device,
         )
         self._launch(
             kernels.factor_and_solve,
             dim=n_art,
             inputs=[topo, sc.H, sc.hvec],
             outputs=[sc.L, sc.L_acc, sc.y, sc.y_acc, sc.acc, sc.x_acc],
-            device=device,
         )
         if lay.candidate_count > 0 and lay.terrain is not None:
             self._launch(
@@ -385,7 +381,6 @@ class SolverMoreauGS(SolverBase):
                 dim=lay.candidate_count,
                 inputs=[topo, lay.terrain.data, sc.body_X],
                 outputs=list(sc.frames),
-                device=device,
             )
         if lay.candidate_count > 0:
             self._launch(
@@ -393,7 +388,6 @@ class SolverMoreauGS(SolverBase):
                 dim=n_art,
                 inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt, *sc.frames],
                 outputs=[sc.dist, sc.cpoint, sc.J, sc.Z, sc.Z_acc, sc.G, sc.c_free],
-                device=device,
             )
         if lay.candidate_count > 0 and penalty:
             self._penalty_impulses(sc, state_in.joint_qd, dt)
@@ -431,7 +425,6 @@ class SolverMoreauGS(SolverBase):
                     self._warm,
                     self._sweeps,
                 ],
-                device=device,
                 record_tape=not implicit,
             )
             tape = _warp_context.runtime.tape
@@ -442,14 +435,12 @@ class SolverMoreauGS(SolverBase):
             dim=n_art,
             inputs=[topo, state_in.joint_qd, sc.acc, sc.L, sc.Z, sc.impulse, dt],
             outputs=[sc.w, sc.dv, sc.dv_acc, state_out.joint_qd],
-            device=device,
         )
         self._launch(
             kernels.integrate_positions,
             dim=lay.joint_count,
             inputs=[topo, model.body_com, sc.q_mid, state_out.joint_qd, second],
             outputs=[state_out.joint_q],
-            device=device,
         )
         self._integrate_multi_dof(sc.q_mid, state_out.joint_qd, second, state_out.joint_q)
         if forward_kinematics:
@@ -458,7 +449,7 @@ class SolverMoreauGS(SolverBase):
         self._last_dt = dt
         self._warm_state = state_out
 
-    def _launch(self, kernel, dim, inputs, outputs, device=None, record_tape: bool = True) -> None:
+    def _launch(self, kernel, dim, inputs, outputs, record_tape: bool = True) -> None:
         """``wp.launch`` on the model's device; under a tape with the Topology's adjoint prebuilt (taped_launch)."""
         launch(kernel, dim, inputs, outputs, self.model.device, self._struct_adjoints, record_tape)
 
@@ -477,7 +468,6 @@ class SolverMoreauGS(SolverBase):
                 dt,
             ],
             outputs=[sc.v_contact, sc.weight, sc.impulse, sc.solve_residual, self._sweeps],
-            device=self.model.device,
         )
 
     def _integrate_multi_dof(self, q_in, qd, h, q_out) -> None:
@@ -488,7 +478,6 @@ class SolverMoreauGS(SolverBase):
                 dim=self.layout.joint_count,
                 inputs=[self.layout.topo, q_in, qd, h],
                 outputs=[q_out],
-                device=self.model.device,
             )
 
     def _record_contact_adjoint(self, tape: wp.Tape, sc: StepScratch, dt: float) -> None:
