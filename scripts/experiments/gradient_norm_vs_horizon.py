@@ -1,13 +1,16 @@
-"""Claim 4: the norm of the analytic policy gradient against the rollout horizon on ANYmal C.
+"""Claim 4 and Figure 5: the norm of the analytic policy gradient against the rollout horizon, per robot.
 
-For each contact model and horizon h, the env is reset from a fixed seed and the policy (SHAC's actor,
+For each task (``--tasks``: ANYmal C's by default; the paper compares it with the light Warp quadruped), contact
+model and horizon h, the env is reset from a fixed seed and the policy (SHAC's actor,
 freshly initialised from ``--seed`` or loaded from a SHAC checkpoint) is rolled out for h steps with
 reparameterised action noise; the loss is SHAC's short-horizon objective without the critic term,
 ``-(1/N) sum_envs sum_t gamma^t r_t``, and the figure is the L2 norm of its gradient with respect to the
-actor's parameters (unclipped), averaged over ``--repeats`` noise seeds. Prints a table, writes JSON and a PNG.
+actor's parameters (unclipped), averaged over ``--repeats`` noise seeds. Each task runs its registered env
+config (pushes off). Prints a table, writes JSON (results keyed ``"<robot> <contact model>"``) and a PNG.
 
     .venv/bin/python scripts/experiments/gradient_norm_vs_horizon.py --horizons 2,4,8,16,32,64 \
-        --contact_models smoothed,hard --num_envs 32 [--checkpoint logs/shac/.../model_200.pt]
+        --contact_models smoothed,hard --num_envs 32 [--checkpoint logs/shac/.../model_200.pt] \
+        [--tasks DiffSim-Velocity-Flat-AnymalC-Direct,DiffSim-Velocity-Flat-WarpQuadruped-Direct]
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import torch
 
 from isaaclab_diffsim.rl.shac import RunningObsNormalizer, ShacActorCritic, ShacActorCriticCfg
 from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
 
 def grad_norm(env: DiffVelocityEnv, policy: ShacActorCritic, normalize, horizon: int, gamma: float, seed: int):
@@ -46,6 +49,7 @@ def grad_norm(env: DiffVelocityEnv, policy: ShacActorCritic, normalize, horizon:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", default="DiffSim-Velocity-Flat-AnymalC-Direct", help="comma-separated task ids")
     parser.add_argument("--horizons", default="2,4,8,16,32,64")
     parser.add_argument("--contact_models", default="smoothed,hard")
     parser.add_argument("--kappa", type=float, default=None, help="override the env's kappa (smoothed model)")
@@ -53,7 +57,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checkpoint", default=None, help="SHAC checkpoint (model_*.pt) to take the policy from")
+    parser.add_argument(
+        "--checkpoint", default=None, help="SHAC checkpoint (model_*.pt) to take the policy from (one task only)"
+    )
     parser.add_argument("--out", default="outputs/gradient_norm_vs_horizon")
     parser.add_argument("--torch_threads", type=int, default=1)
     parser.add_argument("--device", default="cpu")
@@ -61,10 +67,14 @@ def main():
     torch.set_num_threads(args.torch_threads)
     horizons = [int(h) for h in args.horizons.split(",")]
     models = [m for m in args.contact_models.split(",") if m]
+    tasks = [t for t in args.tasks.split(",") if t]
+    if args.checkpoint and len(tasks) != 1:
+        parser.error("--checkpoint needs exactly one task")
 
     results = {}
-    for model in models:
-        cfg = AnymalCFlatDiffEnvCfg()
+    for task, model in ((t, m) for t in tasks for m in models):
+        cfg = load_task_cfgs(task, "shac_cfg_entry_point")[0]
+        key = f"{cfg.robot.name} {model}"
         cfg.num_envs, cfg.solver_cfg.contact_model, cfg.seed, cfg.device = args.num_envs, model, args.seed, args.device
         cfg.events.push_interval_s = (1e6, 1e6)  # no pushes inside the measured rollouts
         if args.kappa is not None:
@@ -103,19 +113,20 @@ def main():
                 }
             )
             print(
-                f"[{model}] h={h:4d}: |grad| {mean:.4g} +- {std:.2g} (finite: {all(map(math.isfinite, norms))}, "
+                f"[{key}] h={h:4d}: |grad| {mean:.4g} +- {std:.2g} (finite: {all(map(math.isfinite, norms))}, "
                 f"{time.perf_counter() - t0:.1f} s)",
                 flush=True,
             )
-        results[model] = rows
+        results[key] = rows
         env.close()
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "gradient_norm_vs_horizon.json"), "w") as f:
         json.dump({"args": vars(args), "results": results}, f, indent=1)
-    print("\nhorizon " + " ".join(f"{m:>14}" for m in models))
+    keys = list(results)
+    print("\nhorizon " + " ".join(f"{k:>22}" for k in keys))
     for i, h in enumerate(horizons):
-        print(f"{h:>7} " + " ".join(f"{results[m][i]['grad_norm_mean']:>14.4g}" for m in models))
+        print(f"{h:>7} " + " ".join(f"{results[k][i]['grad_norm_mean']:>22.4g}" for k in keys))
     try:
         import matplotlib
 
@@ -123,13 +134,14 @@ def main():
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(5, 3.5))
-        for m in models:
+        for k in keys:
             ax.errorbar(
                 horizons,
-                [r["grad_norm_mean"] for r in results[m]],
-                yerr=[r["grad_norm_std"] for r in results[m]],
+                [r["grad_norm_mean"] for r in results[k]],
+                yerr=[r["grad_norm_std"] for r in results[k]],
                 marker="o",
-                label=m,
+                linestyle="-" if k.startswith(keys[0].split()[0]) else "--",
+                label=k,
                 capsize=3,
             )
         ax.set_xscale("log", base=2)

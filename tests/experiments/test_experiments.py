@@ -221,3 +221,26 @@ def test_recipe_runs_train_with_their_algorithm():
     assert run_algo({}) == "shac" and run_algo({"algo": "ppo"}) == "ppo"
     with pytest.raises(ValueError, match="algo must be 'shac' or 'ppo'"):
         run_algo({"algo": "sac"})
+
+
+def test_recipe_runs_may_name_their_own_task():
+    from orchestration.recipe import run_tasks
+
+    exp = {"task": "T", "eval_task": "T-Eval"}
+    assert run_tasks(exp, {}) == ("T", "T-Eval")
+    assert run_tasks(exp, {"task": "R"}) == ("R", "R-Play")  # the run's own -Play, not the experiment's
+    assert run_tasks(exp, {"task": "R", "eval_task": "R-Eval"}) == ("R", "R-Eval")
+
+
+def test_gradient_horizon_table_reports_the_growth_per_robot():
+    from isaaclab_diffsim.experiments.script_results import summary_table
+
+    def rows(norms):
+        return [{"horizon": h, "grad_norm_mean": n, "grad_norm_std": 0.0} for h, n in zip((2, 64), norms)]
+
+    table = summary_table({"results": {"anymal_c hard": rows((0.5, 10.0)), "warp_quadruped hard": rows((0.5, 1.0))}})
+    lines = table.splitlines()
+    assert lines[0] == (
+        "| horizon | anymal_c hard: grad norm mean +- std | warp_quadruped hard: grad norm mean +- std |"
+    )
+    assert lines[-1] == "| growth 64 / 2 | 20x | 2x |"

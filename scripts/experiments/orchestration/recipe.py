@@ -3,7 +3,8 @@
 Every run trains with the experiment's ``base_overrides`` plus its own, on its seeds; its evaluation
 (``scripts/experiments/evaluate_locomotion.py``) runs in hard contact with the same ``env.*`` overrides but the
 events (``env.events.*``: the -Play task's, no pushes or kicks) and reports
-tracking, falls, the gait measures and the drift under a zero command.
+tracking, falls, the gait measures and the drift under a zero command. A run may name its own ``task`` and
+``eval_task`` (default: the experiment's), e.g. one run per robot.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ def run_algo(spec: dict) -> str:
     return algo
 
 
+def run_tasks(exp: dict, spec: dict) -> tuple[str, str]:
+    """A run's (training task, evaluation task): its own ``task`` / ``eval_task``, else the experiment's."""
+    task = spec.get("task", exp["task"])
+    eval_task = spec.get("eval_task", exp["eval_task"] if "task" not in spec else task + "-Play")
+    return task, eval_task
+
+
 def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Job]:
     jobs = {}
     for run, spec in exp["runs"].items():
@@ -41,7 +49,7 @@ def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Jo
                 directory,
                 f"train {run} seed {seed}",
                 algo=algo,
-                task=exp["task"],
+                task=run_tasks(exp, spec)[0],
                 seed=seed,
                 num_envs=spec.get("num_envs", ctx.size["num_envs"]),
                 iterations=spec.get("iterations", ctx.size[f"{algo}_iterations"]),
@@ -62,7 +70,7 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
             python(),
             os.path.join(ctx.repo, "scripts", "experiments", "evaluate_locomotion.py"),
             "--task",
-            exp["eval_task"],
+            run_tasks(exp, exp["runs"][run])[1],
             "--algo",
             run_algo(exp["runs"][run]),
             "--checkpoint",
@@ -89,7 +97,7 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
     base = " ".join(f"`{o}`" for o in exp.get("base_overrides", [])) or "none"
     return {
         "tables": [
-            f"Each run: SHAC (PPO where the factor says so) on `{exp['task']}` with the base overrides {base} plus "
+            f"Each run: SHAC (PPO where the factor says so) on `{exp['task']}` (or the run's task) with the base overrides {base} plus "
             f"the run's factor, {ctx.size['shac_iterations']} iterations ({ctx.size['ppo_iterations']} for PPO) "
             "unless the factor says otherwise. Evaluated in hard contact: "
             f"return, tracking error and falls over the first episode of {ctx.size['eval_envs']} envs (play "

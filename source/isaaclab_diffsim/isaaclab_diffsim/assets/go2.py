@@ -17,10 +17,12 @@ GO2_ROBOT_CFG = DiffRobotCfg(
         **{f"{leg}_thigh_joint": 0.8 if leg.startswith("F") else 1.0 for leg in GO2_LEGS},
         **{f"{leg}_calf_joint": -1.5 for leg in GO2_LEGS},
     },
-    kp=25.0,  # Isaac Lab's UNITREE_GO2_CFG kp; the URDF's 23.7/45.43 N m and 30.1/15.7 rad/s limits
+    # Isaac Lab's UNITREE_GO2_CFG has kp 25: a trot generator folding two legs then sinks the base by 5 cm and trips
+    # it; 40 carries it (the URDF's 23.7/45.43 N m and 30.1/15.7 rad/s limits still apply)
+    kp=40.0,
     kd=1.0,  # Isaac Lab's 0.5 leaves a slow base rocking (about 2 cm) here after the drop; 1.0 settles
     actuator_saturation=0.0,  # hip/thigh and calf saturate differently (one envelope per model): effort limits only
     init_base_height=0.35,  # standing at the default pose is about 0.32 before it sags to 0.28
     min_base_height=0.15,
 )
-"""Unitree Go2 with Isaac Lab's ``UNITREE_GO2_CFG`` standing pose and stiffness."""
+"""Unitree Go2 with Isaac Lab's ``UNITREE_GO2_CFG`` standing pose, stiffer drives."""

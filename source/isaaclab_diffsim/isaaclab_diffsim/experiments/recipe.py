@@ -39,7 +39,8 @@ def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]
                 )
             else:
                 cells.append(fmt.format(per_seed.mean()))
-        size = ["PPO"] if spec.get("algo") == "ppo" else []
+        size = [f"`{spec['task']}`"] if "task" in spec else []
+        size += ["PPO"] if spec.get("algo") == "ppo" else []
         size += [f"{spec['iterations']} iterations"] if "iterations" in spec else []
         size += [f"{spec['num_envs']} envs"] if "num_envs" in spec else []
         factor = " ".join([*size, *(f"`{o}`" for o in spec.get("overrides", []))]) or "baseline"

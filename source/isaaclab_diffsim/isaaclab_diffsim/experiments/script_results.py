@@ -27,5 +27,10 @@ def summary_table(data: dict) -> str:
                 for m in models
             ]
             rows.append(f"| {h} | " + " | ".join(cells) + " |")
+        if len(horizons) > 1:  # how fast the norm grows over the horizons measured
+            growth = [
+                data["results"][m][-1]["grad_norm_mean"] / data["results"][m][0]["grad_norm_mean"] for m in models
+            ]
+            rows.append(f"| growth {horizons[-1]} / {horizons[0]} | " + " | ".join(f"{g:.3g}x" for g in growth) + " |")
         return "\n".join(rows)
     raise ValueError(f"no summary or results in the script's JSON (keys {sorted(data)})")

@@ -9,11 +9,12 @@ from ...anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
 
 @configclass
 class WarpQuadrupedFlatShacRunnerCfg(ShacRunnerCfg):
-    """SHAC on the Warp quadruped: horizon 32, the paper's value for its light robot; SHAC's actor learning rate."""
+    """SHAC on the Warp quadruped: horizon 32, the paper's value for its light robot; SHAC's actor learning rate;
+    400 iterations, the samples of ANYmal C's 1000 at horizon 12 (0.82 M against 0.77 M at 64 envs)."""
 
     experiment_name: str = "warp_quadruped_flat_diffsim"
     horizon: int = 32
-    max_iterations: int = 1000
+    max_iterations: int = 400
     save_interval: int = 50
 
     def __post_init__(self):
