@@ -129,3 +129,11 @@ def test_experiment_runner_needs_an_experiment(tmp_path):
     msg = refused(proc, "choose an experiment", "table1")
     assert "recipe" in msg
     assert "experiments:" in tool("experiments/run.py", "--help").stdout
+
+
+def test_experiment_scripts_name_unknown_robots_and_tasks(tmp_path):
+    refused(tool("experiments/robot_statics.py", "--robots", "spot"), "unknown robot", "go2")
+    refused(tool("experiments/robot_statics.py", "--contact_models", "rigid"), "unknown contact model", "smoothed")
+    proc = tool("experiments/gradient_norm_vs_horizon.py", "--tasks", "DiffSim-Nope", "--out", str(tmp_path / "g"))
+    refused(proc, "unknown task", "DiffSim-Velocity-Flat-Go2-Direct")
+    assert not (tmp_path / "g").exists()

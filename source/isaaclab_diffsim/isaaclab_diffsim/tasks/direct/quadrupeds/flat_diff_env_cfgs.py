@@ -1,5 +1,5 @@
 """Flat velocity tracking of the other quadrupeds on the differentiable backend: the ANYmal C task's env with
-another ``robot``, the forward-trot recipe with a trot sized to the robot, and the ANYmal C task's randomisation
+another ``robot``, the forward-trot recipe with a trot sized to the robot, and Isaac Lab's flat-task randomisation
 (base mass scaled to the robot). Built from the URDF (``asset_source="urdf"``); 64 envs on CPU by default.
 
 The trot of the light robots was chosen by a zero-action sweep on ``-Play`` (hard contact, 8 envs, 5 s): ANYmal C's
