@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .robot_cfg import DiffRobotCfg
+from .robot_usd import robot_usd_path
 
 ANYMAL_B_LEGS = ("LF", "RF", "LH", "RH")
 
@@ -23,3 +26,11 @@ ANYMAL_B_ROBOT_CFG = DiffRobotCfg(
     min_base_height=0.3,
 )
 """ANYmal B with Isaac Lab's ``ANYMAL_B_CFG`` standing pose and init height."""
+
+
+def anymal_b_usd_path(cache_dir: str | Path | None = None, rebuild: bool = False) -> Path:
+    """ANYmal B's cached USD (17 bodies: base, 4 x HIP/THIGH/SHANK/FOOT; the URDF's foot spheres on the feet)."""
+    return robot_usd_path(ANYMAL_B_ROBOT_CFG, cache_dir, rebuild)
+
+
+ANYMAL_B_ROBOT_CFG.usd_path = anymal_b_usd_path

@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import isaaclab.sim as sim_utils
 from isaaclab.assets.articulation import ArticulationCfg
 from isaaclab.utils import configclass
 from isaaclab_assets.robots.anymal import ANYDRIVE_3_SIMPLE_ACTUATOR_CFG
 
 from .anymal_c import ANYMAL_C_BASE_HEIGHT, ANYMAL_C_DEFAULT_JOINT_POS
-from .anymal_c_usd import anymal_c_usd_path
-
-
-def spawn_anymal_c(prim_path: str, cfg: AnymalCUsdFileCfg, *args, **kwargs):
-    """Spawn the cached ANYmal C USD (converting the URDF on first use) like ``spawn_from_usd``."""
-    if not cfg.usd_path:
-        cfg.usd_path = str(anymal_c_usd_path())
-    return sim_utils.spawn_from_usd(prim_path, cfg, *args, **kwargs)
+from .usd_spawn import RobotUsdFileCfg
 
 
 @configclass
-class AnymalCUsdFileCfg(sim_utils.UsdFileCfg):
-    """``UsdFileCfg`` whose file is resolved when spawned: the cache is built then, not at import."""
+class AnymalCUsdFileCfg(RobotUsdFileCfg):
+    """``UsdFileCfg`` whose file (``anymal_c_usd_path()``) is resolved when spawned: the cache is built then, not at
+    import."""
 
-    func: callable = spawn_anymal_c
-    usd_path: str = ""
+    robot: str = "anymal_c"
 
 
 ANYMAL_C_FOOT_COLLIDERS_EXPR = ".*_FOOT/sphere"

@@ -1,338 +1,56 @@
 """ANYmal C as a USD file for Isaac Lab scenes, converted locally from the ``example-robot-data`` URDF.
 
-On first use the URDF is converted with ``urdf-usd-converter`` and then made lean for articulated
-simulation: links joined by fixed joints are merged into their parent body (masses, centres of mass and
-inertias combined by Newton's ``collapse_fixed_joints``, so the rigid-body dynamics are unchanged),
-except the feet, which stay bodies so that Isaac Lab's ``.*FOOT`` contact sensors find them. The
-converter's fixed joint to the world is removed (floating base), and the bodies are made direct children of the
-asset root, like Isaac Lab's robot USDs (``/Robot/base``, ``/Robot/LF_FOOT``, ...). The result is cached with a
-manifest;
-a missing, stale or corrupt cache is rebuilt, and a failed rebuild raises. Nothing is downloaded.
-
-Processes sharing the cache: a build holds an exclusive file lock (``anymal_c.lock``) and checks the cache again once
-it has it, so concurrent first uses build once. The build goes into a fresh folder, and ``anymal_c`` is a symbolic link
-switched to it in one atomic rename, so a reader sees either the previous complete asset or the new one.
+The conversion and cache are :mod:`.robot_usd`'s (feet ``{leg}_FOOT`` kept as bodies, which carry the URDF's
+foot spheres); the cache is ``<cache>/anymal_c/anymal_c.usda`` with its manifest and ``anymal_c.lock``.
 
 Result: 17 rigid bodies (base, 4 x HIP/THIGH/SHANK/FOOT), 12 revolute joints, 52.13 kg.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
-import importlib.metadata
-import json
-import logging
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from .anymal_c_urdf import LEGS, anymal_c_urdf_path
+from .robot_usd import (
+    FORMAT_VERSION,
+    AssetCacheError,
+    UsdConversion,
+    cache_problem,
+    cached_usd_path,
+    writable_cache_folder,
+)
+from .robot_usd import asset_cache_dir as anymal_c_cache_dir
 
-logger = logging.getLogger(__name__)
-
-FORMAT_VERSION = 2
-"""Bump when the post-processing changes, so existing caches are rebuilt."""
+__all__ = [
+    "BODY_NAMES",
+    "FORMAT_VERSION",
+    "USD_NAME",
+    "AssetCacheError",
+    "anymal_c_cache_dir",
+    "anymal_c_conversion",
+    "anymal_c_usd_path",
+    "writable_cache_folder",
+]
 
 USD_NAME = "anymal_c.usda"
 BODY_NAMES = ("base", *(f"{leg}_{link}" for link in ("HIP", "THIGH", "SHANK", "FOOT") for leg in LEGS))
 """Rigid bodies of the lean articulation."""
 
-_KEEP_FIXED = tuple(f"{leg}_shank_fixed_{leg}_FOOT" for leg in LEGS)
 
-
-def anymal_c_cache_dir() -> Path:
-    """Cache folder: ``$ISAACLAB_DIFFSIM_ASSET_DIR`` or ``~/.cache/isaaclab_diffsim/assets``."""
-    root = os.environ.get("ISAACLAB_DIFFSIM_ASSET_DIR")
-    return Path(root) if root else Path.home() / ".cache" / "isaaclab_diffsim" / "assets"
-
-
-class AssetCacheError(OSError):
-    """The asset cache folder cannot be written; the message names ``ISAACLAB_DIFFSIM_ASSET_DIR``."""
-
-
-def writable_cache_folder(folder: Path) -> Path:
-    """``folder``, created if needed; AssetCacheError if it cannot be created or written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".write_test_{os.getpid()}"
-        probe.touch()
-        probe.unlink()
-    except OSError as err:
-        raise AssetCacheError(
-            f"asset cache {folder} is not writable ({err.strerror or err}): the ANYmal C USD and the ground plane are "
-            "generated there on first use; set ISAACLAB_DIFFSIM_ASSET_DIR to a writable folder"
-        ) from err
-    return folder
-
-
-def _fingerprint(urdf: Path) -> dict:
-    return {
-        "format": FORMAT_VERSION,
-        "urdf_sha256": hashlib.sha256(urdf.read_bytes()).hexdigest(),
-        "converter": importlib.metadata.version("urdf-usd-converter"),
-    }
+def anymal_c_conversion(urdf: Path | None = None) -> UsdConversion:
+    """ANYmal C's conversion (the same as ``robot_usd_conversion(ANYMAL_C_ROBOT_CFG)``)."""
+    return UsdConversion("anymal_c", urdf or anymal_c_urdf_path(), tuple(f"{leg}_FOOT" for leg in LEGS))
 
 
 def anymal_c_usd_path(cache_dir: str | Path | None = None, rebuild: bool = False) -> Path:
     """Path of the cached ANYmal C USD, converting the URDF first if the cache is missing or invalid."""
-    folder = Path(cache_dir) if cache_dir is not None else anymal_c_cache_dir()
-    target = folder / "anymal_c"
-    urdf = anymal_c_urdf_path()
-    expected = _fingerprint(urdf)
-    if not rebuild and _cache_problem(target, expected) is None:
-        return target / USD_NAME
-    with _exclusive_lock(writable_cache_folder(folder) / "anymal_c.lock"):
-        problem = _cache_problem(target, expected)  # another process may have built it while we waited
-        if problem is None and not rebuild:
-            return target / USD_NAME
-        if problem is not None and ((target / "manifest.json").exists() or (target / USD_NAME).exists()):
-            logger.warning("ANYmal C USD cache at %s is unusable (%s): rebuilding it.", target, problem)
-        _build(urdf, target, expected)
-        problem = _cache_problem(target, expected)
-    if problem is not None:
-        raise RuntimeError(f"ANYmal C USD conversion into {target} produced an invalid asset: {problem}")
-    return target / USD_NAME
+    return cached_usd_path(anymal_c_conversion(), cache_dir, rebuild)
+
+
+def _fingerprint(urdf: Path) -> dict:
+    return anymal_c_conversion(urdf).fingerprint()
 
 
 def _cache_problem(target: Path, expected: dict) -> str | None:
     """Why the cached asset cannot be used, or None."""
-    manifest = target / "manifest.json"
-    if not manifest.is_file() or not (target / USD_NAME).is_file():
-        return "missing"
-    try:
-        stored = json.loads(manifest.read_text())
-    except (OSError, ValueError) as exc:
-        return f"unreadable manifest ({exc})"
-    if stored.get("fingerprint") != expected:
-        return "built from another URDF, converter or format version"
-    from pxr import Tf, Usd, UsdPhysics
-
-    try:
-        stage = Usd.Stage.Open(str(target / USD_NAME))
-    except Tf.ErrorException as exc:
-        return f"USD stage does not open ({str(exc).strip().splitlines()[-1]})"
-    if stage is None:
-        return "USD stage does not open"
-    bodies = sorted(p.GetName() for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI))
-    if bodies != sorted(BODY_NAMES):
-        return f"unexpected rigid bodies {bodies}"
-    masses = [stage.GetPrimAtPath(p).GetAttribute("physics:mass").Get() for p in stored.get("body_paths", [])]
-    if not masses or any(m is None for m in masses):
-        return "bodies listed in the manifest have no mass"
-    mass = sum(masses)
-    if not abs(mass - stored["total_mass"]) < 1e-3:
-        return f"total mass {mass} differs from the manifest's {stored['total_mass']}"
-    return None
-
-
-@contextlib.contextmanager
-def _exclusive_lock(path: Path):
-    """Hold an exclusive ``flock`` on ``path`` (created if needed) for the block; blocks until it is free."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _publish(staging: Path, target: Path) -> None:
-    """Make ``target`` a symbolic link to ``staging`` in one atomic rename; remove what it replaced."""
-    link = target.parent / f".{target.name}.link-{os.getpid()}"
-    if link.is_symlink() or link.exists():
-        link.unlink()
-    link.symlink_to(staging.name)
-    old = None
-    if target.is_symlink():
-        old = target.parent / os.readlink(target)
-    elif target.exists():  # a cache from before the link layout: move it aside (readers wait on the lock meanwhile)
-        old = target.parent / f".{target.name}.old-{os.getpid()}"
-        target.rename(old)
-    os.replace(link, target)
-    if old is not None and old.resolve() != staging.resolve():
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def _build(urdf: Path, target: Path, fingerprint: dict) -> None:
-    try:
-        from urdf_usd_converter import Converter
-    except ImportError as exc:  # pragma: no cover - dependency of this package
-        raise RuntimeError(
-            "urdf-usd-converter is required to build the ANYmal C USD (pip install urdf-usd-converter)"
-        ) from exc
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="anymal_c_", dir=target.parent))
-    try:
-        logger.info("Converting %s to USD in %s (first use).", urdf, target)
-        raw = Path(Converter(layer_structure=False, scene=False).convert(str(urdf), str(staging / "raw")).path)
-        body_paths, total_mass = _make_lean(raw, staging / USD_NAME)
-        # textures referenced by relative paths sit next to the layer
-        if (raw.parent / "Textures").is_dir():
-            shutil.move(str(raw.parent / "Textures"), staging / "Textures")
-        shutil.rmtree(staging / "raw")
-        manifest = {
-            "fingerprint": fingerprint,
-            "body_paths": body_paths,
-            "total_mass": total_mass,
-            "built_by_pid": os.getpid(),
-        }
-        (staging / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        staging.chmod(0o755)  # mkdtemp makes it private
-        _publish(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-
-
-def _make_lean(raw: Path, out: Path) -> tuple[list[str], float]:
-    """Flatten the converted stage into ``out``, merging fixed-joint links (feet kept) into their parents."""
-    import newton
-    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-
-    stage = Usd.Stage.Open(str(raw))
-    root = stage.GetDefaultPrim()
-    # Newton computes the merged inertial properties (parallel-axis theorem) from the shipped link inertials.
-    builder = newton.ModelBuilder()
-    result = builder.add_usd(stage, root_path=str(root.GetPath()), load_visual_shapes=False)
-    body_of_path = dict(result["path_body_map"])
-    fixed = [i for i in range(builder.joint_count) if builder.joint_type[i] == newton.JointType.FIXED]
-    keep = [i for i in fixed if builder.joint_label[i].rsplit("/", 1)[-1] in _KEEP_FIXED]
-    if len(keep) != len(LEGS):
-        raise RuntimeError(f"expected the 4 foot joints {_KEEP_FIXED} in the converted ANYmal C")
-    world_joints = [i for i in fixed if builder.joint_parent[i] < 0]  # the converter's fixed joint to the world
-    builder.collapse_fixed_joints(joints_to_keep=keep + world_joints)
-
-    out_stage = Usd.Stage.CreateInMemory()
-    out_stage.GetRootLayer().TransferContent(stage.Flatten())
-    xf = UsdGeom.XformCache()
-
-    def world(prim_path: str) -> Gf.Matrix4d:
-        return xf.GetLocalToWorldTransform(out_stage.GetPrimAtPath(prim_path))
-
-    survivors = {builder.body_label[b]: b for b in range(builder.body_count)}
-    merged_into: dict[str, str] = {}
-    for path in body_of_path:
-        if path in survivors:
-            continue
-        anc = Sdf.Path(path).GetParentPath()
-        while str(anc) not in survivors:
-            if anc.IsAbsoluteRootPath():
-                raise RuntimeError(f"no surviving ancestor body for the merged link {path}")
-            anc = anc.GetParentPath()
-        merged_into[path] = str(anc)
-
-    # joints: drop the world joint and the collapsed fixed joints, re-anchor the others on surviving bodies
-    for prim in list(out_stage.Traverse()):
-        if not prim.IsA(UsdPhysics.Joint):
-            continue
-        joint = UsdPhysics.Joint(prim)
-        b0 = [str(t) for t in joint.GetBody0Rel().GetTargets()]
-        b1 = [str(t) for t in joint.GetBody1Rel().GetTargets()]
-        is_world = not b0 or b0[0] not in body_of_path
-        collapsed = prim.IsA(UsdPhysics.FixedJoint) and prim.GetName() not in _KEEP_FIXED
-        if is_world or collapsed:
-            out_stage.RemovePrim(prim.GetPath())
-            continue
-        for rel, side, targets in ((joint.GetBody0Rel(), 0, b0), (joint.GetBody1Rel(), 1, b1)):
-            if targets and targets[0] in merged_into:
-                _reanchor(joint, side, world(targets[0]), world(merged_into[targets[0]]))
-                rel.SetTargets([Sdf.Path(merged_into[targets[0]])])
-
-    for path in merged_into:
-        prim = out_stage.GetPrimAtPath(path)
-        prim.RemoveAPI(UsdPhysics.MassAPI)
-        prim.RemoveAPI(UsdPhysics.RigidBodyAPI)
-        for name in (
-            "physics:mass",
-            "physics:centerOfMass",
-            "physics:diagonalInertia",
-            "physics:principalAxes",
-            "newton:inertia",
-        ):
-            if prim.HasAttribute(name):
-                prim.RemoveProperty(name)
-    total = 0.0
-    for path, b in survivors.items():
-        _write_inertial(out_stage.GetPrimAtPath(path), builder, b)
-        total += float(builder.body_mass[b])
-    moved = _flatten_bodies(out_stage, list(survivors), str(root.GetPath()))
-    out_stage.GetRootLayer().Export(str(out))
-    return sorted(moved.values()), total
-
-
-def _flatten_bodies(stage, body_paths: list[str], root_path: str) -> dict[str, str]:
-    """Make every rigid body a direct child of the asset root, as in Isaac Lab's robot USDs (so patterns like
-    ``{ENV_REGEX_NS}/Robot/base`` or ``Robot/[^/]*`` match), keeping world poses; relationship targets follow."""
-    from pxr import Sdf, UsdGeom
-
-    xf = UsdGeom.XformCache()
-    root_inv = xf.GetLocalToWorldTransform(stage.GetPrimAtPath(root_path)).GetInverse()
-    local = {p: xf.GetLocalToWorldTransform(stage.GetPrimAtPath(p)) * root_inv for p in body_paths}
-    moves = {p: f"{root_path}/{Sdf.Path(p).name}" for p in body_paths}
-    if len(set(moves.values())) != len(moves):
-        raise RuntimeError(f"body names are not unique: {sorted(moves.values())}")
-    layer = stage.GetRootLayer()
-    for old in sorted(body_paths, key=lambda p: -p.count("/")):  # deepest first: children leave before parents
-        if moves[old] != old:
-            edit = Sdf.BatchNamespaceEdit()
-            edit.Add(old, moves[old])
-            if not layer.Apply(edit):
-                raise RuntimeError(f"could not move {old} to {moves[old]}")
-    for old, new in moves.items():
-        UsdGeom.Xformable(stage.GetPrimAtPath(new)).MakeMatrixXform().Set(local[old])
-
-    by_depth = sorted(moves, key=lambda p: -p.count("/"))
-
-    def remap(target: Sdf.Path) -> Sdf.Path:
-        text = str(target)
-        for old in by_depth:  # the deepest moved body that contains the target
-            if text == old or text.startswith(old + "/"):
-                return Sdf.Path(moves[old] + text[len(old) :])
-        return target
-
-    for prim in stage.TraverseAll():
-        for rel in prim.GetRelationships():
-            targets = rel.GetTargets()
-            new_targets = [remap(t) for t in targets]
-            if new_targets != list(targets):
-                rel.SetTargets(new_targets)
-    return moves
-
-
-def _reanchor(joint, side: int, body_world, anc_world) -> None:
-    """Express a joint frame given in ``body``'s frame in the surviving ancestor's frame instead."""
-    from pxr import Gf
-
-    pos_attr = joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()
-    rot_attr = joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()
-    local = Gf.Matrix4d().SetRotate(Gf.Rotation(Gf.Quatd(rot_attr.Get())))
-    local.SetTranslateOnly(Gf.Vec3d(pos_attr.Get()))
-    rel = local * body_world * anc_world.GetInverse()  # USD row-vector convention: child * parent
-    rel.Orthonormalize()
-    pos_attr.Set(Gf.Vec3f(rel.ExtractTranslation()))
-    rot_attr.Set(Gf.Quatf(rel.ExtractRotationQuat()))
-
-
-def _write_inertial(prim, builder, body: int) -> None:
-    """Mass, centre of mass and inertia (about the CoM, body frame) as UsdPhysics MassAPI values."""
-    from pxr import Gf, UsdPhysics
-
-    inertia = np.array(builder.body_inertia[body], dtype=np.float64).reshape(3, 3)
-    inertia = 0.5 * (inertia + inertia.T)
-    eigvals, eigvecs = np.linalg.eigh(inertia)
-    if np.linalg.det(eigvecs) < 0:
-        eigvecs[:, 0] = -eigvecs[:, 0]
-    axes = Gf.Matrix3d(*eigvecs.T.flatten().tolist())  # rows = principal axes (USD row-vector convention)
-    mass_api = UsdPhysics.MassAPI.Apply(prim)
-    mass_api.CreateMassAttr().Set(float(builder.body_mass[body]))
-    mass_api.CreateCenterOfMassAttr().Set(Gf.Vec3f(*[float(c) for c in builder.body_com[body]]))
-    mass_api.CreateDiagonalInertiaAttr().Set(Gf.Vec3f(*eigvals.tolist()))
-    mass_api.CreatePrincipalAxesAttr().Set(Gf.Quatf(axes.ExtractRotation().GetQuat()))
-    if prim.HasAttribute("newton:inertia"):
-        prim.RemoveProperty("newton:inertia")
+    return cache_problem(target, expected, USD_NAME, BODY_NAMES)

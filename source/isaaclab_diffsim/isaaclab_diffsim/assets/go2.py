@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .robot_cfg import DiffRobotCfg, FootSphereCfg
+from .robot_usd import robot_usd_path
 
 GO2_LEGS = ("FL", "FR", "RL", "RR")
 
@@ -10,6 +13,7 @@ GO2_ROBOT_CFG = DiffRobotCfg(
     name="go2",
     urdf_file="cmeel.prefix/share/example-robot-data/robots/go2_description/urdf/go2.urdf",
     legs=GO2_LEGS,
+    foot_link="{leg}_foot",
     # the URDF's feet are meshes: a sphere at the *_foot link's origin (Go2's foot radius, about 2 cm)
     foot_sphere=FootSphereCfg(link="{leg}_foot", radius=0.022),
     default_joint_pos={
@@ -26,3 +30,12 @@ GO2_ROBOT_CFG = DiffRobotCfg(
     min_base_height=0.15,
 )
 """Unitree Go2 with Isaac Lab's ``UNITREE_GO2_CFG`` standing pose, stiffer drives."""
+
+
+def go2_usd_path(cache_dir: str | Path | None = None, rebuild: bool = False) -> Path:
+    """Go2's cached USD (17 bodies: base, 4 x hip/thigh/calf/foot; a ``foot_sphere`` collider ``<leg>_foot/sphere``
+    added to each foot, whose URDF collider is a mesh)."""
+    return robot_usd_path(GO2_ROBOT_CFG, cache_dir, rebuild)
+
+
+GO2_ROBOT_CFG.usd_path = go2_usd_path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .anymal_c_usd import anymal_c_cache_dir, writable_cache_folder
+from .robot_usd import asset_cache_dir, writable_cache_folder
 
 GROUND_PLANE_VERSION = 1
 
@@ -17,7 +17,7 @@ def ground_plane_usd_path(static_friction: float = 1.0, dynamic_friction: float 
     """
     from pxr import Tf, Usd, UsdGeom, UsdPhysics, UsdShade
 
-    folder = Path(cache_dir) if cache_dir is not None else anymal_c_cache_dir()
+    folder = Path(cache_dir) if cache_dir is not None else asset_cache_dir()
     path = (
         folder
         / "ground_plane"

@@ -46,7 +46,8 @@ class DiffRobotCfg:
     """The env's ``asset_source`` values this robot has: ``"urdf"`` (the builder on ``urdf_file``), ``"usd"`` (the
     builder on ``usd_path()``), ``"isaaclab"`` (an Isaac Lab scene; ANYmal C only)."""
     usd_path: Callable[[], Path] | None = None
-    """Returns the cached USD of ``asset_source="usd"`` (converted from the same URDF)."""
+    """Returns the robot's cached USD, converted from the same URDF (:mod:`.robot_usd`): what Isaac Lab scenes spawn,
+    and what ``asset_source="usd"`` builds from."""
     base_body: str = "base"
     """The floating base's link."""
     legs: tuple[str, ...] = MISSING
@@ -54,6 +55,9 @@ class DiffRobotCfg:
     foot_body: str = "{leg}_SHANK"
     """Body (after fixed joints are collapsed) whose own sphere shape is the foot, ``{leg}`` replaced; used when
     ``foot_sphere`` is None."""
+    foot_link: str = "{leg}_FOOT"
+    """URDF link of each foot, ``{leg}`` replaced: kept as a body in the converted USD, where Isaac Lab's contact
+    sensor and feet terms find it by name."""
     foot_sphere: FootSphereCfg | None = None
     """A foot sphere to add per leg (None: use the asset's sphere on ``foot_body``)."""
     foot_friction: float = 1.0

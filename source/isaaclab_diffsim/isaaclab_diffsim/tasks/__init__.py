@@ -2,4 +2,6 @@
 
 from .direct import anymal_c as _direct_anymal_c  # noqa: F401
 from .direct import quadrupeds as _direct_quadrupeds  # noqa: F401
+from .locomotion.velocity.config import anymal_b as _manager_anymal_b  # noqa: F401
 from .locomotion.velocity.config import anymal_c as _manager_anymal_c  # noqa: F401
+from .locomotion.velocity.config import go2 as _manager_go2  # noqa: F401

@@ -1,0 +1,1 @@
+"""Learning-library configurations of the manager-based ANYmal B task."""
