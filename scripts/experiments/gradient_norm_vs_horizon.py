@@ -74,7 +74,7 @@ def main():
     results = {}
     for task, model in ((t, m) for t in tasks for m in models):
         cfg = load_task_cfgs(task, "shac_cfg_entry_point")[0]
-        key = f"{cfg.robot.name} {model}"
+        label = f"{cfg.robot.name} {model}"
         cfg.num_envs, cfg.solver_cfg.contact_model, cfg.seed, cfg.device = args.num_envs, model, args.seed, args.device
         cfg.events.push_interval_s = (1e6, 1e6)  # no pushes inside the measured rollouts
         if args.kappa is not None:
@@ -113,11 +113,11 @@ def main():
                 }
             )
             print(
-                f"[{key}] h={h:4d}: |grad| {mean:.4g} +- {std:.2g} (finite: {all(map(math.isfinite, norms))}, "
+                f"[{label}] h={h:4d}: |grad| {mean:.4g} +- {std:.2g} (finite: {all(map(math.isfinite, norms))}, "
                 f"{time.perf_counter() - t0:.1f} s)",
                 flush=True,
             )
-        results[key] = rows
+        results[label] = rows
         env.close()
 
     os.makedirs(args.out, exist_ok=True)

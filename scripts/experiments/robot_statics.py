@@ -1,8 +1,9 @@
 """Statics of each robot in each contact model: stand with zero actions and compare the feet's load with m g.
 
 Each robot (``DiffVelocityEnvCfg.use_robot``: its own gains; one env, no pushes, noise or reset/startup
-randomisation) stands for ``--seconds`` with zero actions; over the last second it reports the mean normal contact force of the feet against
-m g, the base height and its range, and the base's horizontal drift. Prints a markdown table; ``--out`` writes JSON.
+randomisation) stands for ``--seconds`` with zero actions; over the last second it reports the mean normal contact
+force of the feet against m g, the base height and its range, and the base's horizontal drift.
+Prints a markdown table; ``--out`` writes JSON.
 
     .venv/bin/python scripts/experiments/robot_statics.py [--robots anymal_c,go2] [--contact_models hard,smoothed]
 """
@@ -75,7 +76,10 @@ def main():
         if unknown:
             parser.error(f"unknown {name} {unknown}; known: {sorted(known)}")
     rows = [statics(r, m, args.seconds) for r in robots for m in models]
-    print("| robot | contact | mass [kg] | foot force / m g | base height [m] | height range [mm] | drift [mm/s] | fell |")
+    header = (
+        "robot | contact | mass [kg] | foot force / m g | base height [m] | height range [mm] | drift [mm/s] | fell"
+    )
+    print(f"| {header} |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(

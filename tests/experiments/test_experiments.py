@@ -230,6 +230,7 @@ def test_recipe_runs_may_name_their_own_task():
     assert run_tasks(exp, {}) == ("T", "T-Eval")
     assert run_tasks(exp, {"task": "R"}) == ("R", "R-Play")  # the run's own -Play, not the experiment's
     assert run_tasks(exp, {"task": "R", "eval_task": "R-Eval"}) == ("R", "R-Eval")
+    assert run_tasks({"task": "T"}, {}) == ("T", None)  # experiments that train only (deployability)
 
 
 def test_gradient_horizon_table_reports_the_growth_per_robot():

@@ -33,9 +33,9 @@ def run_algo(spec: dict) -> str:
 
 def run_tasks(exp: dict, spec: dict) -> tuple[str, str]:
     """A run's (training task, evaluation task): its own ``task`` / ``eval_task``, else the experiment's."""
-    task = spec.get("task", exp["task"])
-    eval_task = spec.get("eval_task", exp["eval_task"] if "task" not in spec else task + "-Play")
-    return task, eval_task
+    if "task" in spec:
+        return spec["task"], spec.get("eval_task", spec["task"] + "-Play")
+    return exp["task"], spec.get("eval_task", exp.get("eval_task"))
 
 
 def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Job]:
@@ -97,7 +97,8 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
     base = " ".join(f"`{o}`" for o in exp.get("base_overrides", [])) or "none"
     return {
         "tables": [
-            f"Each run: SHAC (PPO where the factor says so) on `{exp['task']}` (or the run's task) with the base overrides {base} plus "
+            f"Each run: SHAC (PPO where the factor says so) on `{exp['task']}` (or the run's task) with the base "
+            f"overrides {base} plus "
             f"the run's factor, {ctx.size['shac_iterations']} iterations ({ctx.size['ppo_iterations']} for PPO) "
             "unless the factor says otherwise. Evaluated in hard contact: "
             f"return, tracking error and falls over the first episode of {ctx.size['eval_envs']} envs (play "
