@@ -2,6 +2,7 @@
 evaluation; and (slow) SIGTERM -> model_<it>_interrupted.pt, exit 143, resume -> the uninterrupted run's result."""
 
 import glob
+import json
 import os
 import re
 import signal
@@ -247,3 +248,19 @@ def test_export_ppo_checkpoint_matches_training_bundle(tmp_path):
         timeout=600,
     )
     assert bad.returncode != 0 and "neither a SHAC nor an rsl_rl PPO checkpoint" in bad.stderr, bad.stderr[-2000:]
+
+
+@pytest.mark.integration
+def test_gradient_horizon_script_keys_each_contact_model_of_a_checkpoint(tmp_path):
+    """The checkpoint's policy settings do not overwrite the result labels: one row set per (robot, contact model)."""
+    log_dir = tmp_path / "run"
+    args = ["--max_iterations", "1", "--eval_episodes", "0", "--log_dir", str(log_dir)]
+    subprocess.run(train_cmd(tmp_path, *args), check=True, capture_output=True, timeout=600)
+    script = ROOT / "scripts" / "experiments" / "gradient_norm_vs_horizon.py"
+    out = tmp_path / "gnh"
+    argv = [sys.executable, str(script), "--checkpoint", str(log_dir / "model_1.pt"), "--horizons", "1,2"]
+    argv += ["--contact_models", "smoothed,hard", "--num_envs", "2", "--repeats", "1", "--out", str(out)]
+    subprocess.run(argv, check=True, capture_output=True, timeout=600)
+    results = json.loads((out / "gradient_norm_vs_horizon.json").read_text())["results"]
+    assert sorted(results) == ["anymal_c hard", "anymal_c smoothed"]
+    assert all(r["grad_norm_mean"] > 0 for rows in results.values() for r in rows)
