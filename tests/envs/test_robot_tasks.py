@@ -5,10 +5,10 @@ import gymnasium as gym
 import pytest
 import torch
 from helpers.finite_difference import assert_action_gradient_matches_fd
+from robot_statics import resting_env
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the tasks)
 from isaaclab_diffsim.assets.robots import ROBOTS
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -17,18 +17,6 @@ TASKS = {
     "go2": "DiffSim-Velocity-Flat-Go2-Direct",
     "anymal_b": "DiffSim-Velocity-Flat-AnymalB-Direct",
 }
-
-
-def resting_env(name: str, contact_model: str) -> DiffVelocityEnv:
-    """One env of the robot on Isaac Lab's flat MDP, at rest: no pushes, noise or reset/startup randomisation."""
-    cfg = DiffVelocityEnvCfg(num_envs=1)
-    cfg.use_robot(ROBOTS[name])
-    cfg.solver_cfg.contact_model = contact_model
-    ev = cfg.events
-    ev.push_velocity, ev.reset_base_velocity, ev.reset_joint_scale_range = 0.0, 0.0, (1.0, 1.0)
-    ev.base_mass_add_range, ev.base_com_range = (0.0, 0.0), {}
-    cfg.observations.enable_corruption = False
-    return DiffVelocityEnv(cfg)
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))

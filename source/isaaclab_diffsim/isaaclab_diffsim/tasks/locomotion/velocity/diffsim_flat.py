@@ -1,5 +1,5 @@
-"""What the manager-based flat velocity tasks of the ANYmal B and Go2 change in Isaac Lab's flat env cfgs to run on
-the DiffSim backend with a locally converted robot (as ``AnymalCFlatDiffSimEnvCfg`` does for ANYmal C)."""
+"""What the manager-based flat velocity tasks (ANYmal C, ANYmal B, Go2) change in Isaac Lab's flat env cfgs to run on
+the DiffSim backend with a locally converted robot."""
 
 from __future__ import annotations
 
@@ -14,22 +14,29 @@ from isaaclab_diffsim.physics.presets import DiffSimPhysicsCfg
 
 
 def use_diffsim_flat(
-    env_cfg, robot: ArticulationCfg, colliders_expr: str, min_base_height: float, actuator_saturation: float = 0.0
+    env_cfg,
+    robot: ArticulationCfg,
+    colliders_expr: str,
+    min_base_height: float,
+    actuator_saturation: float = 0.0,
+    keep_peer: bool = True,
 ) -> None:
     """On a flat Isaac Lab velocity env cfg (after its ``__post_init__``):
 
     - physics: :class:`DiffSimPhysicsCfg` presets (``physics=diffsim_smoothed`` default, ``diffsim_hard``,
       ``diffsim_soft``), colliding only the shapes ``colliders_expr`` names (the foot spheres); ``newton_mjwarp``
-      keeps the env cfg's own (Isaac Lab's settings for this robot) and every collider of the asset;
+      keeps every collider of the asset, with the env cfg's own settings (``keep_peer``, Isaac Lab's for this robot)
+      or :class:`DiffSimPhysicsCfg`'s;
       ``actuator_saturation`` [N m] (if given) is the DiffSim solvers' DC-motor envelope of implicit drives;
     - the robot ``robot`` at ``{ENV_REGEX_NS}/Robot``; 64 envs;
     - a local ground-plane USD (friction 1.0 like the terrain material) instead of the grid plane, and no sky light
       or MDL ground material (all three live on the asset server);
     - a ``base_too_low`` termination at ``min_base_height`` [m]: with foot colliders only, base contact cannot fire.
     """
-    peer = env_cfg.sim.physics.newton_mjwarp
+    peer = env_cfg.sim.physics.newton_mjwarp if keep_peer else None
     env_cfg.sim.physics = DiffSimPhysicsCfg()
-    env_cfg.sim.physics.newton_mjwarp = peer
+    if keep_peer:
+        env_cfg.sim.physics.newton_mjwarp = peer
     for preset in vars(env_cfg.sim.physics).values():  # includes ``default``, a copy of diffsim_smoothed
         if isinstance(getattr(preset, "solver_cfg", None), DiffSimSolverCfg):
             preset.solver_cfg.collider_shapes_expr = colliders_expr

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from isaaclab.utils import configclass, replace
+from isaaclab.utils import configclass
 from isaaclab_tasks.contrib.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatEnvCfg
-from isaaclab_tasks.core.velocity import mdp
-from isaaclab_tasks.core.velocity.velocity_env_cfg import DoneTerm
 
 from isaaclab_diffsim.assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
-from isaaclab_diffsim.assets.ground_plane import ground_plane_usd_path
-from isaaclab_diffsim.physics import DiffSimSolverCfg
-from isaaclab_diffsim.physics.presets import DiffSimPhysicsCfg
+
+from ...diffsim_flat import use_diffsim_flat, use_play_mode
 
 
 @configclass
@@ -33,17 +30,7 @@ class AnymalCFlatDiffSimEnvCfg(AnymalCFlatEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        self.sim.physics = DiffSimPhysicsCfg()
-        for preset in vars(self.sim.physics).values():  # includes ``default``, a copy of diffsim_smoothed
-            if isinstance(getattr(preset, "solver_cfg", None), DiffSimSolverCfg):
-                preset.solver_cfg.collider_shapes_expr = ANYMAL_C_FOOT_COLLIDERS_EXPR
-        self.scene.num_envs = 64
-        self.scene.robot = replace(ANYMAL_C_DIFFSIM_CFG, prim_path="{ENV_REGEX_NS}/Robot")
-        self.scene.sky_light = None
-        self.scene.terrain.terrain_type = "usd"
-        self.scene.terrain.usd_path = str(ground_plane_usd_path(static_friction=1.0, dynamic_friction=1.0))
-        self.scene.terrain.visual_material = None
-        self.terminations.base_too_low = DoneTerm(func=mdp.root_height_below_minimum, params={"minimum_height": 0.3})
+        use_diffsim_flat(self, ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR, 0.3, keep_peer=False)
 
 
 @configclass
@@ -52,6 +39,4 @@ class AnymalCFlatDiffSimEnvCfg_PLAY(AnymalCFlatDiffSimEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        self.scene.num_envs = 16
-        self.observations.policy.enable_corruption = False
-        self.events.push_robot = None
+        use_play_mode(self)
