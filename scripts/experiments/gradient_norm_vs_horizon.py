@@ -9,8 +9,9 @@ actor's parameters (unclipped), averaged over ``--repeats`` noise seeds. Each ta
 config (pushes off). Prints a table, writes JSON (results keyed ``"<robot> <contact model>"``) and a PNG.
 
     .venv/bin/python scripts/experiments/gradient_norm_vs_horizon.py --horizons 2,4,8,16,32,64 \
-        --contact_models smoothed,hard --num_envs 32 [--checkpoint logs/shac/.../model_200.pt] \
-        [--tasks DiffSim-Velocity-Flat-AnymalC-Direct,DiffSim-Velocity-Flat-WarpQuadruped-Direct]
+        --contact_models smoothed,hard --num_envs 32 \
+        [--tasks DiffSim-Velocity-Flat-AnymalC-Direct,DiffSim-Velocity-Flat-WarpQuadruped-Direct] \
+        [--checkpoint RUN_A/model_1000.pt,RUN_B/model_400.pt]   # one per task
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def main():
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--checkpoint", default=None, help="SHAC checkpoint (model_*.pt) to take the policy from (one task only)"
+        "--checkpoint",
+        default=None,
+        help="SHAC checkpoint (model_*.pt) to take the policy from; with several tasks, one per task, comma-separated",
     )
     parser.add_argument("--out", default="outputs/gradient_norm_vs_horizon")
     parser.add_argument("--torch_threads", type=int, default=1)
@@ -68,8 +71,13 @@ def main():
     horizons = [int(h) for h in args.horizons.split(",")]
     models = [m for m in args.contact_models.split(",") if m]
     tasks = [t for t in args.tasks.split(",") if t]
-    if args.checkpoint and len(tasks) != 1:
-        parser.error("--checkpoint needs exactly one task")
+    checkpoints = args.checkpoint.split(",") if args.checkpoint else [None] * len(tasks)
+    if len(checkpoints) != len(tasks):
+        parser.error(f"--checkpoint names {len(checkpoints)} checkpoints for {len(tasks)} tasks")
+    missing = [c for c in checkpoints if c is not None and not os.path.isfile(c)]
+    if missing:
+        parser.error(f"no such checkpoint: {missing[0]}")
+    checkpoint_of = dict(zip(tasks, checkpoints))
 
     results = {}
     for task, model in ((t, m) for t in tasks for m in models):
@@ -83,7 +91,8 @@ def main():
         env = DiffVelocityEnv(cfg)
         torch.manual_seed(args.seed)
         policy_cfg = ShacActorCriticCfg()
-        state = torch.load(args.checkpoint, map_location="cpu", weights_only=False) if args.checkpoint else None
+        ckpt = checkpoint_of[task]
+        state = torch.load(ckpt, map_location="cpu", weights_only=False) if ckpt else None
         for key, value in (state["cfg"]["policy"] if state else {}).items():
             if hasattr(policy_cfg, key):
                 setattr(policy_cfg, key, value)

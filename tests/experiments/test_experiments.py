@@ -245,3 +245,14 @@ def test_gradient_horizon_table_reports_the_growth_per_robot():
         "| horizon | anymal_c hard: grad norm mean +- std | warp_quadruped hard: grad norm mean +- std |"
     )
     assert lines[-1] == "| growth 64 / 2 | 20x | 2x |"
+
+
+def test_script_experiment_needs_the_training_runs_it_names(tmp_path):
+    from orchestration import script_experiment
+    from orchestration.context import ExperimentContext
+
+    exp = OmegaConf.to_container(composed("experiment=gradient_horizon_trained").experiment)
+    ctx = ExperimentContext(REPO, str(tmp_path / "runs"), str(tmp_path / "out"), {"device": "cpu"})
+    with pytest.raises(SystemExit, match="experiment=deployability` first"):
+        script_experiment.run(ctx, exp)
+    assert not (tmp_path / "runs" / "gradient_horizon_trained").exists()  # nothing ran

@@ -1,4 +1,5 @@
-"""An experiment that is one script run (falling mass, gradient norm vs horizon): its PNG and JSON become results."""
+"""An experiment that is one script run (falling mass, gradient norm vs horizon): its PNG and JSON become results.
+``checkpoints`` (optional) names final checkpoints of other experiments' runs, passed to the script's ``--checkpoint``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from isaaclab_diffsim.experiments.script_results import summary_table
 
 from .context import ExperimentContext
 from .jobs import Job, python, run_jobs
+from .training import source_checkpoint
 
 
 def run(ctx: ExperimentContext, exp: dict) -> dict:
@@ -20,6 +22,8 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
     argv = [python(), script, exp["out_flag"], os.path.join(directory, "out")]
     for key, value in exp.get("args", {}).items():
         argv += [f"--{key}", str(value)]
+    if exp.get("checkpoints"):  # [experiment, run, seed] of completed training runs, passed as --checkpoint A,B
+        argv += ["--checkpoint", ",".join(source_checkpoint(ctx, *source) for source in exp["checkpoints"])]
     argv += ["--device", ctx.size["device"]]
     job = Job(exp["name"], directory, argv)
     if job.is_done():  # a script experiment is cheap: always rerun it
