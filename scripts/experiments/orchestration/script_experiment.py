@@ -1,5 +1,6 @@
 """An experiment that is one script run (falling mass, gradient norm vs horizon): its PNG and JSON become results.
-``checkpoints`` (optional) names final checkpoints of other experiments' runs, passed to the script's ``--checkpoint``."""
+``checkpoints`` (optional) names final checkpoints of other experiments' runs, passed as the script's
+``--checkpoint``."""
 
 from __future__ import annotations
 
