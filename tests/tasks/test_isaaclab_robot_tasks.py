@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 import warp as wp
+from helpers.manager_envs import deterministic_start
 
 pytest.importorskip("isaaclab_tasks")
 
@@ -145,14 +146,7 @@ def _standing_env(name: str, physics: str, num_envs: int = 2) -> ManagerBasedRLE
     cfg.scene.num_envs = num_envs
     cfg.sim.device = "cpu"
     cfg = resolve_presets(cfg, (physics,))
-    cfg.seed = 0
-    # a deterministic start: no pushes, no reset velocities or offsets, the nominal base mass
-    cfg.events.push_robot = None
-    cfg.events.base_com = None
-    cfg.events.add_base_mass.params["mass_distribution_params"] = (1.0, 1.0)
-    cfg.events.reset_base.params["pose_range"] = {}
-    cfg.events.reset_base.params["velocity_range"] = {}
-    cfg.events.reset_robot_joints.params["position_range"] = (1.0, 1.0)
+    deterministic_start(cfg)
     return ManagerBasedRLEnv(cfg)
 
 

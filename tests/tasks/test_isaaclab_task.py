@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 import warp as wp
+from helpers.manager_envs import deterministic_start
 
 pytest.importorskip("isaaclab_tasks")
 
@@ -104,14 +105,7 @@ def _make_env(physics: str = "diffsim_smoothed", num_envs: int = 4, **events) ->
     cfg.scene.num_envs = num_envs
     cfg.sim.device = "cpu"
     cfg = resolve_presets(cfg, (physics,))  # what ``physics=<name>`` does on Isaac Lab's command line
-    cfg.seed = 0
-    # a deterministic start: no pushes, no reset velocities or offsets, the nominal base mass
-    cfg.events.push_robot = None
-    cfg.events.base_com = None
-    cfg.events.add_base_mass.params["mass_distribution_params"] = (1.0, 1.0)
-    cfg.events.reset_base.params["pose_range"] = {}
-    cfg.events.reset_base.params["velocity_range"] = {}
-    cfg.events.reset_robot_joints.params["position_range"] = (1.0, 1.0)
+    deterministic_start(cfg)
     for name, params in events.items():
         getattr(cfg.events, name).params.update(params)
     return ManagerBasedRLEnv(cfg)
