@@ -16,7 +16,8 @@ def gradients(contact_model: str, adjoint: str, warp_recording: bool, monkeypatc
     solver = SolverMoreauGS(model, contact_model=contact_model, adjoint=adjoint, kappa=300.0)
     if warp_recording:  # the tape records the forward launches itself (and builds struct adjoints per launch)
 
-        def plain(kernel, dim, inputs, outputs, device, struct_adjoints, record_tape=True):
+        def plain(kernel, dim, inputs, outputs, device, struct_adjoints, record_tape=True, tape=None):
+            assert tape is None or tape is wp._src.context.runtime.tape  # one shard records on the active tape
             wp.launch(kernel, dim=dim, inputs=inputs, outputs=outputs, device=device, record_tape=record_tape)
 
         monkeypatch.setattr("isaaclab_diffsim.solver.solver_moreau_gs.launch", plain)

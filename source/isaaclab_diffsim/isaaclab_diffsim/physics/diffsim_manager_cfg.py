@@ -100,6 +100,10 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     friction_velocity: float = _DEFAULT["friction_velocity"]
     """Regularisation velocity of joint friction [rad/s or m/s]: friction torque joint_friction * tanh(v / v_s)."""
 
+    threads: int = _DEFAULT["threads"]
+    """CPU threads a step's articulations are split over (each range stepped and differentiated on its own thread;
+    bitwise the results of 1). Only for the CPU."""
+
     collider_shapes_expr: str | None = None
     """Regex (full match) on shape labels (USD prim paths); colliding shapes that do not match stop colliding
     before the model is finalized, e.g. ``".*_FOOT/sphere"`` for the paper's one point per foot. None: all."""

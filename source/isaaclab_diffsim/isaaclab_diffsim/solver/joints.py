@@ -140,11 +140,17 @@ def multi_dof_joint_motion(
 
 @wp.kernel
 def integrate_multi_dof_positions(
-    topo: Topology, q_in: wp.array(dtype=float), qd: wp.array(dtype=float), h: float, q_out: wp.array(dtype=float)
+    topo: Topology,
+    q_in: wp.array(dtype=float),
+    qd: wp.array(dtype=float),
+    h: float,
+    joint_offset: int,
+    q_out: wp.array(dtype=float),
 ):
-    """q_out = q_in + h qdot for BALL (quaternion, renormalised) and D6 (qdot = qd) joints, after
-    kernels.integrate_positions (which handles the other types); launched only for models that have them."""
-    j = wp.tid()
+    """q_out = q_in + h qdot for BALL (quaternion, renormalised) and D6 (qdot = qd) joints (joint ``joint_offset +
+    tid``), after kernels.integrate_positions (which handles the other types); launched only for models that have
+    them."""
+    j = wp.tid() + joint_offset
     jt = topo.joint_type[j]
     qs = topo.joint_q_start[j]
     ds = topo.joint_qd_start[j]

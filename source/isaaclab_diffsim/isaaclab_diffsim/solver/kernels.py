@@ -52,10 +52,12 @@ def integrate_positions(
     q_in: wp.array(dtype=float),
     qd: wp.array(dtype=float),
     h: float,
+    joint_offset: int,
     q_out: wp.array(dtype=float),
 ):
-    """q_out = q_in + h * qdot(q_in, qd) per joint; free-joint quaternions are renormalised."""
-    j = wp.tid()
+    """q_out = q_in + h * qdot(q_in, qd) per joint (joint ``joint_offset + tid``); free-joint quaternions are
+    renormalised."""
+    j = wp.tid() + joint_offset
     jt = topo.joint_type[j]
     qs = topo.joint_q_start[j]
     ds = topo.joint_qd_start[j]

@@ -55,6 +55,7 @@ PARAMETER_RULES = {
     "penalty_substeps": optional(integer(1)),
     "actuator_saturation": non_negative,
     "friction_velocity": positive,
+    "threads": integer(1),
 }
 """One rule per ``SolverMoreauGS.__init__`` argument (besides the model)."""
 

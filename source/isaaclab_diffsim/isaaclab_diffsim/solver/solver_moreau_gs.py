@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from functools import partial
 from types import SimpleNamespace
 
 import newton
@@ -31,6 +32,9 @@ from .parameters import (
     penalty_coefficients,
 )
 from .scratch import StepScratch
+from .shards import Shard, ShardedBackward, ShardRunner, ShardTape, capturing
+from .shards import split as split_shards
+from .shards import whole as whole_shard
 from .taped_launch import launch, struct_adjoint
 from .terrain_frames import contact_frames
 from .topology import build_layout
@@ -120,6 +124,10 @@ class SolverMoreauGS(SolverBase):
                 joint_friction * tanh(v / v_s), so a joint loaded below its friction creeps at v_s atanh(load /
                 friction).
                 Default 1e-3.
+            threads: on the CPU, step (and, under a tape, differentiate) this many contiguous ranges of the
+                articulations at once, one per thread (shards.py); bitwise the results of 1 (the default), except
+                the gradient of a kappa that requires grad, summed per range first. Steps captured into a graph run
+                the ranges one after the other.
     """
 
     def __init__(
@@ -143,6 +151,7 @@ class SolverMoreauGS(SolverBase):
         penalty_kd: float | None = None,
         penalty_kf: float | None = None,
         penalty_substeps: int | None = None,
+        threads: int = 1,
     ):
         check_parameters(locals())  # the arguments
         if margin is None:
@@ -166,6 +175,12 @@ class SolverMoreauGS(SolverBase):
         self.actuator_saturation = float(actuator_saturation)
         self.kappa_array = wp.array([kappa], dtype=float, device=model.device, requires_grad=True)
         self.friction_velocity = float(friction_velocity)
+        if threads > 1 and not wp.get_device(model.device).is_cpu:
+            raise ValueError(
+                f"SolverMoreauGS: threads={threads} shards the step over CPU threads; on {model.device} use threads=1"
+            )
+        self.threads = int(threads)
+        self._runner = ShardRunner(self.threads) if self.threads > 1 else None
         self._set_layout(build_layout(model, self.friction_velocity))
         self._reuse: StepScratch | None = None
         self._free_taped: list[StepScratch] = []  # taped sets handed back by recycle_scratch
@@ -210,8 +225,15 @@ class SolverMoreauGS(SolverBase):
 
     def _set_layout(self, layout) -> None:
         self.layout = layout
-        structs = [layout.topo] + ([layout.terrain.data] if layout.terrain is not None else [])
-        self._struct_adjoints = {id(v): (v, struct_adjoint(v)) for v in structs}
+        terrain = {}
+        if layout.terrain is not None:
+            terrain = {id(layout.terrain.data): (layout.terrain.data, struct_adjoint(layout.terrain.data))}
+        self._struct_adjoints = {id(layout.topo): (layout.topo, struct_adjoint(layout.topo)), **terrain}
+        count = min(self.threads, layout.articulation_count)
+        if count > 1:
+            self._shards = split_shards(layout, count, terrain)
+        else:
+            self._shards = [whole_shard(layout, self._struct_adjoints)]
 
     def _new_scratch_slots(self, requires_grad: bool) -> int:
         unrolled = requires_grad and self.adjoint == "unrolled" and self.contact_model != "penalty"
@@ -314,8 +336,6 @@ class SolverMoreauGS(SolverBase):
         """One (sub)step of dt; ``forward_kinematics`` False leaves state_out's body_q/body_qd (a joint-only
         intermediate state)."""
         model = self.model
-        lay = self.layout
-        topo = lay.topo
         dt = float(dt)
         if control is None:
             if self._default_control is None:
@@ -339,70 +359,110 @@ class SolverMoreauGS(SolverBase):
         use_body_f = int(body_f is not None and body_f.shape[0] == model.body_count)
         if not use_body_f:
             body_f = sc.body_V  # placeholder, not read
-        n_art = lay.articulation_count
         penalty = self.contact_model == "penalty"
         # (first, second) position update: Moreau's midpoint (dt/2, dt/2), or symplectic Euler (0, dt) for penalty
         first, second = (0.0, dt) if penalty else (0.5 * dt, 0.5 * dt)
+        step = SimpleNamespace(
+            state_in=state_in,
+            state_out=state_out,
+            joint_f=joint_f,
+            target_q=target_q,
+            target_qd=target_qd,
+            by_coord=by_coord,
+            body_f=body_f,
+            use_body_f=use_body_f,
+            dt=dt,
+            first=first,
+            second=second,
+            requires_grad=requires_grad,
+        )
+        tape = _warp_context.runtime.tape
+        shards = self._shards
+        if len(shards) == 1 or capturing(model.device):
+            for shard in shards:
+                self._advance(shard, sc, step, tape, self.kappa_array)
+        else:
+            self._advance_sharded(sc, step, tape)
+        if forward_kinematics:
+            newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
+        self._last = sc
+        self._last_dt = dt
+        self._warm_state = state_out
 
-        self._launch(
+    def _advance(self, shard: Shard, sc: StepScratch, step: SimpleNamespace, tape, kappa) -> None:
+        """Steps 1-5 of a step (forward kinematics aside) for ``shard``'s articulations, its launches recorded on
+        ``tape`` (the active wp.Tape, a ShardTape, or None) and the contact solve reading ``kappa``."""
+        model, lay = self.model, self.layout
+        topo, n_art = shard.topo, shard.articulations
+        state_in, state_out, dt = step.state_in, step.state_out, step.dt
+        penalty = self.contact_model == "penalty"
+        residual, sweeps = sc.solve_residual, self._sweeps  # written per thread index: the range's views
+        if n_art != lay.articulation_count:
+            residual = residual[shard.art_offset : shard.art_offset + n_art]
+            sweeps = sweeps[shard.art_offset : shard.art_offset + n_art]
+
+        def run(kernel, dim, inputs, outputs, record_tape=True):
+            launch(kernel, dim, inputs, outputs, model.device, shard.struct_adjoints, record_tape, tape)
+
+        run(
             kernels.integrate_positions,
-            dim=lay.joint_count,
-            inputs=[topo, model.body_com, state_in.joint_q, state_in.joint_qd, first],
+            dim=shard.joints,
+            inputs=[topo, model.body_com, state_in.joint_q, state_in.joint_qd, step.first, shard.joint_offset],
             outputs=[sc.q_mid],
         )
-        self._integrate_multi_dof(state_in.joint_q, state_in.joint_qd, first, sc.q_mid)
-        self._launch(
+        self._integrate_multi_dof(run, shard, state_in.joint_q, state_in.joint_qd, step.first, sc.q_mid)
+        run(
             kernels.articulation_dynamics,
             dim=n_art,
             inputs=[
                 topo,
                 sc.q_mid,
                 state_in.joint_qd,
-                joint_f,
-                target_q,
-                target_qd,
-                by_coord,
-                body_f,
-                use_body_f,
+                step.joint_f,
+                step.target_q,
+                step.target_qd,
+                step.by_coord,
+                step.body_f,
+                step.use_body_f,
                 self.actuator_saturation,
                 dt,
             ],
             outputs=[sc.body_X, sc.body_V, sc.body_A, sc.body_F, sc.body_m, sc.body_h, sc.body_I, sc.S, sc.H, sc.hvec],
         )
-        self._launch(
+        run(
             kernels.factor_and_solve,
             dim=n_art,
             inputs=[topo, sc.H, sc.hvec],
             outputs=[sc.L, sc.L_acc, sc.y, sc.y_acc, sc.acc, sc.x_acc],
         )
-        if lay.candidate_count > 0 and lay.terrain is not None:
-            self._launch(
+        if shard.candidates > 0 and lay.terrain is not None:
+            run(
                 contact_frames,
-                dim=lay.candidate_count,
-                inputs=[topo, lay.terrain.data, sc.body_X],
+                dim=shard.candidates,
+                inputs=[topo, lay.terrain.data, sc.body_X, shard.cand_offset],
                 outputs=list(sc.frames),
             )
-        if lay.candidate_count > 0:
-            self._launch(
+        if shard.candidates > 0:
+            run(
                 kernels.contact_jacobians,
                 dim=n_art,
                 inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt, *sc.frames],
                 outputs=[sc.dist, sc.cpoint, sc.J, sc.Z, sc.Z_acc, sc.G, sc.c_free],
             )
-        if lay.candidate_count > 0 and penalty:
-            self._penalty_impulses(sc, state_in.joint_qd, dt)
-        elif lay.candidate_count > 0:
+        if shard.candidates > 0 and penalty:
+            self._penalty_impulses(run, shard, sc, state_in.joint_qd, dt, residual, sweeps)
+        elif shard.candidates > 0:
             implicit = self.adjoint == "implicit"
-            unrolled_tape = requires_grad and not implicit
+            unrolled_tape = step.requires_grad and not implicit
             use_warm = implicit and self.warm_start and state_in is self._warm_state
             tolerance = self.tolerance if implicit else -1.0
-            self._launch(
+            run(
                 kernels.gauss_seidel_impulses,
                 dim=n_art,
                 inputs=[
                     topo,
                     CONTACT_MODELS[self.contact_model],
-                    self.kappa_array,
+                    kappa,
                     self.margin,
                     self.stabilization,
                     self._soft_terms(dt),
@@ -421,67 +481,72 @@ class SolverMoreauGS(SolverBase):
                     sc.res,
                     sc.impulse,
                     sc.p_final,
-                    sc.solve_residual,
+                    residual,
                     self._warm,
-                    self._sweeps,
+                    sweeps,
                 ],
                 record_tape=not implicit,
             )
-            tape = _warp_context.runtime.tape
-            if implicit and requires_grad and tape is not None:
-                self._record_contact_adjoint(tape, sc, dt)
-        self._launch(
+            if implicit and step.requires_grad and tape is not None:
+                self._record_contact_adjoint(tape, shard, sc, dt, kappa)
+        run(
             kernels.update_velocities,
             dim=n_art,
             inputs=[topo, state_in.joint_qd, sc.acc, sc.L, sc.Z, sc.impulse, dt],
             outputs=[sc.w, sc.dv, sc.dv_acc, state_out.joint_qd],
         )
-        self._launch(
+        run(
             kernels.integrate_positions,
-            dim=lay.joint_count,
-            inputs=[topo, model.body_com, sc.q_mid, state_out.joint_qd, second],
+            dim=shard.joints,
+            inputs=[topo, model.body_com, sc.q_mid, state_out.joint_qd, step.second, shard.joint_offset],
             outputs=[state_out.joint_q],
         )
-        self._integrate_multi_dof(sc.q_mid, state_out.joint_qd, second, state_out.joint_q)
-        if forward_kinematics:
-            newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
-        self._last = sc
-        self._last_dt = dt
-        self._warm_state = state_out
+        self._integrate_multi_dof(run, shard, sc.q_mid, state_out.joint_qd, step.second, state_out.joint_q)
 
-    def _launch(self, kernel, dim, inputs, outputs, record_tape: bool = True) -> None:
-        """``wp.launch`` on the model's device; under a tape with the Topology's adjoint prebuilt (taped_launch)."""
-        launch(kernel, dim, inputs, outputs, self.model.device, self._struct_adjoints, record_tape)
+    def _advance_sharded(self, sc: StepScratch, step: SimpleNamespace, tape) -> None:
+        """:meth:`_advance` for every shard at once, one per thread (shards.py); under a tape one ShardedBackward
+        is recorded for them all. A kappa that requires grad is read by each shard from a copy of its own, whose
+        gradients that backward adds into kappa's."""
+        shards, kappa = self._shards, self.kappa_array
+        tapes = [ShardTape() for _ in shards] if tape is not None else [None] * len(shards)
+        kappas, sums = [kappa] * len(shards), []
+        if tape is not None and kappa.grad is not None:
+            kappas = [wp.array(kappa.numpy(), dtype=float, device=kappa.device, requires_grad=True) for _ in shards]
+            sums = [([k.grad for k in kappas], kappa.grad)]
+        self._runner.run([partial(self._advance, sh, sc, step, t, k) for sh, t, k in zip(shards, tapes, kappas)])
+        if tape is not None:
+            backward = ShardedBackward(self._runner, tapes, sums)
+            tape.record_func(backward, [a for a in backward.arrays() if a.grad])
 
-    def _penalty_impulses(self, sc: StepScratch, qd, dt: float) -> None:
+    def _penalty_impulses(self, run, shard: Shard, sc: StepScratch, qd, dt: float, residual, sweeps) -> None:
         """The penalty model's contact impulses from the start-of-step velocity ``qd`` (kernels.penalty_impulses);
         recorded on an active tape like the other launches (its adjoint is Warp's)."""
-        self._launch(
+        run(
             kernels.penalty_impulses,
-            dim=self.layout.articulation_count,
+            dim=shard.articulations,
             inputs=[
-                self.layout.topo,
+                shard.topo,
                 sc.J,
                 qd,
                 sc.dist,
                 wp.vec3(self.penalty_ke, self.penalty_kd, self.penalty_kf),
                 dt,
             ],
-            outputs=[sc.v_contact, sc.weight, sc.impulse, sc.solve_residual, self._sweeps],
+            outputs=[sc.v_contact, sc.weight, sc.impulse, residual, sweeps],
         )
 
-    def _integrate_multi_dof(self, q_in, qd, h, q_out) -> None:
+    def _integrate_multi_dof(self, run, shard: Shard, q_in, qd, h, q_out) -> None:
         """The BALL / D6 part of a position update (a separate launch, so models without them pay nothing)."""
         if self.layout.has_multi_dof:
-            self._launch(
+            run(
                 integrate_multi_dof_positions,
-                dim=self.layout.joint_count,
-                inputs=[self.layout.topo, q_in, qd, h],
+                dim=shard.joints,
+                inputs=[shard.topo, q_in, qd, h, shard.joint_offset],
                 outputs=[q_out],
             )
 
-    def _record_contact_adjoint(self, tape: wp.Tape, sc: StepScratch, dt: float) -> None:
-        """Put the implicit adjoint of this step's contact solve on ``tape`` in place of the sweeps."""
+    def _record_contact_adjoint(self, tape, shard: Shard, sc: StepScratch, dt: float, kappa) -> None:
+        """Put the implicit adjoint of ``shard``'s contact solve (at ``kappa``) on ``tape`` in place of the sweeps."""
         lay = self.layout
         if self._adjoint_scratch is None:
             dev = self.model.device
@@ -493,7 +558,6 @@ class SolverMoreauGS(SolverBase):
                 wp.zeros(C, dtype=wp.vec3, device=dev),
             )
         M, y, kind, slip = self._adjoint_scratch
-        kappa = self.kappa_array
         kappa_grad = kappa.grad if kappa.grad is not None else y
         model_id = CONTACT_MODELS[self.contact_model]
         stabilization = self.stabilization
@@ -502,9 +566,9 @@ class SolverMoreauGS(SolverBase):
         def backward():
             wp.launch(
                 contact_adjoint,
-                dim=lay.articulation_count,
+                dim=shard.articulations,
                 inputs=[
-                    lay.topo,
+                    shard.topo,
                     model_id,
                     kappa,
                     stabilization,

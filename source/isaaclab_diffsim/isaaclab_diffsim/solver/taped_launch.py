@@ -52,10 +52,14 @@ class TapedLaunch:
         )
 
 
-def launch(kernel, dim, inputs, outputs, device, struct_adjoints: dict, record_tape: bool = True) -> None:
+def launch(kernel, dim, inputs, outputs, device, struct_adjoints: dict, record_tape: bool = True, tape=None) -> None:
     """``wp.launch``; under an active tape (and ``record_tape``) the backward is recorded as a :class:`TapedLaunch`
-    whose structs found in ``struct_adjoints`` (id -> (struct, its adjoint)) use the prebuilt adjoints."""
-    tape = _warp_context.runtime.tape if record_tape else None
+    whose structs found in ``struct_adjoints`` (id -> (struct, its adjoint)) use the prebuilt adjoints. ``tape``:
+    where to record instead of the active tape (anything with ``record_func``)."""
+    if tape is None:
+        tape = _warp_context.runtime.tape
+    if not record_tape:
+        tape = None
     wp.launch(kernel, dim=dim, inputs=inputs, outputs=outputs, device=device, record_tape=False)
     if tape is not None:
         step = TapedLaunch(kernel, dim, inputs, outputs, device, struct_adjoints)

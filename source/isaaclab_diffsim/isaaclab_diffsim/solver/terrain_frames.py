@@ -84,14 +84,15 @@ def contact_frames(
     topo: Topology,
     terrain: Terrain,
     body_X: wp.array(dtype=wp.transform),
+    cand_offset: int,
     frame_n: wp.array(dtype=wp.vec3),
     frame_origin: wp.array(dtype=wp.vec3),
     frame_t1: wp.array(dtype=wp.vec3),
     frame_t2: wp.array(dtype=wp.vec3),
 ):
     """The contact frame of every candidate at the body poses body_X: a plane's fixed frame, or the closest terrain
-    feature's (terrain_feature_frame) with terrain_tangents."""
-    ci = wp.tid()
+    feature's (terrain_feature_frame) with terrain_tangents; candidate ``cand_offset + tid``."""
+    ci = wp.tid() + cand_offset
     k = terrain.cand_terrain[ci]
     if k < 0:
         frame_n[ci] = topo.cand_normal[ci]
