@@ -53,7 +53,6 @@ class Case:
         self.states[-1].joint_q.grad.fill_(1.0)
         tape.backward()
         out = [self.states[-1].joint_q.numpy().copy(), self.states[0].joint_qd.grad.numpy().copy()]
-        tape.zero()
         tape.reset()
         self.solver.recycle_scratch(scratch)  # the bridge's pool: later horizons reuse the step scratch
         return out

@@ -7,8 +7,9 @@ the CPU). Columns:
 
   steps*W/s     solver steps x worlds per wall second
   sim-s*W/s     simulated seconds x worlds per wall second (the throughput to compare across dts)
-  fwd32 / tape32 / bwd32   wall time of one horizon of ``--horizon`` steps: plain forward (no grad),
-                forward recorded on a wp.Tape, and tape.backward()
+  fwd32 / tape32 / bwd32   wall time of one horizon of ``--horizon`` steps: plain forward (states without
+                gradients), forward recorded on a wp.Tape (the step scratch pooled across horizons, as the env
+                bridge does), and tape.backward()
   (f+b)/fwd     (tape32 + bwd32) / fwd32;  bwd/tape = bwd32 / tape32
   grad          "ok" when d(sum of final joint_q)/d(initial joint_q) is finite
   MiB/step      tape memory one step keeps alive (solver.step_memory_bytes(True)), also per world
@@ -18,7 +19,8 @@ A per-kernel profile of one step (``--profile-worlds``, default 64 and 256 world
 every ``wp.launch`` of a step is bracketed by ``wp.synchronize`` and timed, averaged over ``--profile-steps``
 steps; the share is of the profiled step's total (launch overhead included). On CPU the time is the calling
 thread's CPU time (Warp runs CPU kernels in that thread), so other processes on the machine barely move it; on
-CUDA it is wall time. ``--profile`` prints only the profile.
+CUDA it is wall time. Then the same for a taped horizon and its backward, kernel by kernel: each kernel's adjoint
+time beside its forward time (unless ``--skip-backward``). ``--profile`` prints only the profiles.
 
 Newton peers run at their largest stable dt on ANYmal C with Newton's collision pipeline
 (run once per 5 ms frame unless --collide-every-step; MuJoCo-Warp uses its own contacts). A settle check
@@ -117,7 +119,7 @@ def measure_backward(spec, worlds, device, horizon, min_time):
     solver = SolverMoreauGS(model, **solver_kwargs(spec))
     control = model.control()
     states = [model.state(requires_grad=True) for _ in range(horizon + 1)]
-    plain = [model.state() for _ in range(2)]
+    plain = [model.state(requires_grad=False) for _ in range(2)]  # the forward without gradient buffers
 
     def forward():
         a, b = plain
@@ -131,7 +133,7 @@ def measure_backward(spec, worlds, device, horizon, min_time):
     def fwd_bwd():
         tape = wp.Tape()
         t0 = time.perf_counter()
-        with tape:
+        with solver.taped_scratch() as scratch, tape:
             for i in range(horizon):
                 solver.step(states[i], states[i + 1], control, None, FRAME_DT)
         wp.synchronize_device(device)
@@ -142,6 +144,7 @@ def measure_backward(spec, worlds, device, horizon, min_time):
         times.append((t1 - t0, time.perf_counter() - t1))
         finite = bool(np.isfinite(states[0].joint_q.grad.numpy()).all())
         tape.reset()
+        solver.recycle_scratch(scratch)  # pooled, as the env bridge does: the next horizon allocates nothing
         return finite
 
     forward()  # warm-up (compiles)
@@ -166,8 +169,9 @@ def launch_timer(totals, counts, clock):
         t0 = clock()
         out = launch(kernel, *args, **kwargs)
         wp.synchronize()
-        totals[kernel.key] += clock() - t0
-        counts[kernel.key] += 1
+        key = kernel.key + (" (adjoint)" if kwargs.get("adjoint") else "")
+        totals[key] += clock() - t0
+        counts[key] += 1
         return out
 
     wp.launch = timed_launch
@@ -192,6 +196,53 @@ def profile_step(spec, worlds, device, steps):
         runner.advance(steps)
     rows = sorted(((k, v / steps, counts[k] // steps) for k, v in totals.items()), key=lambda r: -r[1])
     return step_s, rows
+
+
+def profile_backward(spec, worlds, device, steps):
+    """Per-kernel time of a taped horizon of ``steps`` steps (forward kinematics on the last only, scratch pooled)
+    and of its backward: {kernel: s/step} for the forward launches and {kernel: s/step} for the adjoint ones, each
+    in the calling thread's CPU time (wall on CUDA)."""
+    clock = time.perf_counter if wp.get_device(device).is_cuda else time.thread_time
+    model, _ = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT, requires_grad=True)
+    solver = SolverMoreauGS(model, **solver_kwargs(spec))
+    control = model.control()
+    states = [model.state(requires_grad=True) for _ in range(steps + 1)]
+
+    def horizon(fwd_timer, bwd_timer):
+        tape = wp.Tape()
+        with fwd_timer, solver.taped_scratch() as scratch, tape:
+            for i in range(steps):
+                solver.step(states[i], states[i + 1], control, None, FRAME_DT, forward_kinematics=i == steps - 1)
+        states[-1].joint_q.grad.fill_(1.0)
+        with bwd_timer:
+            tape.backward()
+        tape.reset()
+        solver.recycle_scratch(scratch)
+
+    horizon(contextlib.nullcontext(), contextlib.nullcontext())  # compiles the adjoints, fills the scratch pool
+    tables = [(collections.defaultdict(float), collections.Counter()) for _ in range(2)]
+    horizon(*(launch_timer(totals, counts, clock) for totals, counts in tables))
+    # the backward's launches: the adjoint kernels and the contact solve's implicit adjoint (a forward kernel)
+    forward = {k: v / steps for k, v in tables[0][0].items()}
+    adjoint = {k.removesuffix(" (adjoint)"): v / steps for k, v in tables[1][0].items()}
+    return forward, adjoint
+
+
+def print_backward_profile(spec, worlds, device, steps):
+    print(
+        f"Per-kernel forward and adjoint of a taped {spec} horizon of {steps} steps (forward kinematics on its last "
+        "step; each launch synchronised and timed; adjoint/forward is the kernel's reverse-mode cost)"
+    )
+    for W in worlds:
+        forward, adjoint = profile_backward(spec, W, device, steps)
+        fwd, bwd = sum(forward.values()), sum(adjoint.values())
+        print(f"  {W} worlds: forward {fwd * 1e3:.3f} ms/step, adjoint {bwd * 1e3:.3f} ms/step, ratio {bwd / fwd:.2f}")
+        print(f"  {'kernel':>28} {'fwd us/step':>11} {'adj us/step':>11} {'adj/fwd':>7} {'adj share':>9}")
+        for key in sorted(set(forward) | set(adjoint), key=lambda k: -adjoint.get(k, 0.0)):
+            f, b = forward.get(key, 0.0), adjoint.get(key, 0.0)
+            ratio = f"{b / f:7.2f}" if f > 0 and b > 0 else f"{'-':>7}"
+            print(f"  {key:>28} {f * 1e6:>11.1f} {b * 1e6:>11.1f} {ratio} {100 * b / bwd:>8.1f}%")
+    print()
 
 
 def print_profile(spec, worlds, device, steps):
@@ -273,6 +324,9 @@ def main():
     profile_worlds = [int(w) for w in args.profile_worlds.split(",") if w]
     if profile_worlds:
         print_profile("smoothed" if "smoothed" in models else models[0], profile_worlds, device, args.profile_steps)
+        if not args.skip_backward:
+            spec = "smoothed" if "smoothed" in models else models[0]
+            print_backward_profile(spec, profile_worlds, device, min(args.profile_steps, args.horizon))
     if args.profile:
         return
 
