@@ -63,6 +63,28 @@ def test_tables_per_simulator_and_goal_per_seed():
     assert numbers["mujoco"]["nominal_training"]["friction0.4"]["joint power [W]"] == [200.0, 200.0]
 
 
+def test_long_check_goal_on_its_own_runs_and_variants():
+    exp = {
+        "seeds": [1],
+        "variants": ["nominal", "friction0.4"],
+        "runs": {"a": {}, "b": {}},
+        "long_check": {"runs": ["b"], "variants": ["nominal", "push1.0"], "episodes": 16, "episode_s": 20.0, "seed": 1},
+    }
+    ok = result({"nominal": 0.0, "friction0.4": 0.0})
+    loaded = {(r, 1, sim): ok for r in "ab" for sim in ("mujoco", "diffsim")}
+    long_loaded = {("b", 1, "mujoco"): result({"nominal": 0.0, "push1.0": 0.125})}
+    tables, numbers = summarize(exp, loaded, long_loaded)
+    assert numbers["goal_met"] == {"a seed 1": True, "b seed 1": True}
+    assert numbers["long_check_goal_met"] == {"b seed 1": False}
+    assert tables[-1].startswith("**Long check, MuJoCo**: 16 episodes of 20.0 s")
+    assert "| b | 1 | no | push1.0 | 0.100 |" in tables[-1] and "| a |" not in tables[-1]
+    assert numbers["long_check_mujoco"]["b"]["push1.0"]["falls [%]"] == [12.5]
+    with pytest.raises(ValueError, match="not runs of the experiment"):
+        summarize({**exp, "long_check": {**exp["long_check"], "runs": ["c"]}}, loaded, long_loaded)
+    with pytest.raises(ValueError, match="include nominal"):
+        summarize({**exp, "long_check": {**exp["long_check"], "variants": ["push1.0"]}}, loaded, long_loaded)
+
+
 @pytest.mark.integration
 def test_deployability_end_to_end_tiny(tmp_path):
     """The real runner on a tiny budget: 2 runs x 1 seed trained for 2 iterations on 2 envs, each bundle through
@@ -83,6 +105,10 @@ def test_deployability_end_to_end_tiny(tmp_path):
         "experiment.episode_s=1.0",
         "experiment.variants=[nominal,motor0.8]",
         "experiment.trace_step_s=0.25",
+        "experiment.long_check.runs=[randomised]",
+        "experiment.long_check.variants=[nominal]",
+        "experiment.long_check.episodes=1",
+        "experiment.long_check.episode_s=1.0",
     ]
     subprocess.run(argv, check=True, cwd=REPO)
     result = json.load(open(tmp_path / "results" / "deployability" / "result.json"))
@@ -91,3 +117,4 @@ def test_deployability_end_to_end_tiny(tmp_path):
     page = open(tmp_path / "results.md").read()
     assert "## deployability" in page and "**MuJoCo**" in page and "**our hard contact model**" in page
     assert "velocity_trace_randomised_seed1.png" in page
+    assert set(result["numbers"]["long_check_goal_met"]) == {"randomised seed 1"} and "**Long check, MuJoCo**" in page

@@ -6,7 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 
-from isaaclab_diffsim.experiments.deployability import GOAL_FALL_RATE, GOAL_TRACKING, SIMS, summarize
+from isaaclab_diffsim.experiments.deployability import (
+    GOAL_FALL_RATE,
+    GOAL_TRACKING,
+    SIMS,
+    long_check_exp,
+    summarize,
+)
 
 from .context import ExperimentContext
 from .jobs import Job, python, run_and_load, run_jobs
@@ -16,6 +22,42 @@ RESULT_FILE = "sim2sim.json"
 TRACE_FILE = "trace.json"
 
 
+def sim2sim_argv(ctx: ExperimentContext, exp: dict, bundle: str, sim: str, seed: int, directory: str) -> list[str]:
+    """sim2sim.py on ``bundle`` in ``sim`` with ``exp``'s variants, episodes and episode length."""
+    return [
+        python(),
+        os.path.join(ctx.repo, "scripts", "deploy", "sim2sim.py"),
+        bundle,
+        "--sim",
+        sim,
+        "--variants",
+        ",".join(exp["variants"]),
+        "--episodes",
+        str(exp["episodes"]),
+        "--episode_s",
+        str(exp["episode_s"]),
+        "--seed",
+        str(seed),
+        "--out",
+        os.path.join(directory, RESULT_FILE),
+    ]
+
+
+def long_check_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job]) -> dict:
+    """One MuJoCo job per (run, seed) of the experiment's ``long_check`` runs (none without a long check)."""
+    long_exp = long_check_exp(exp)
+    if long_exp is None:
+        return {}
+    jobs = {}
+    for (run, seed), tjob in trained.items():
+        if run in long_exp["runs"]:
+            directory = os.path.join(tjob.directory, "sim2sim_mujoco_long")
+            bundle = os.path.join(tjob.info["run_dir"], "exported")
+            argv = sim2sim_argv(ctx, long_exp, bundle, "mujoco", long_exp["seed"], directory)
+            jobs[(run, seed, "mujoco")] = Job(f"sim2sim mujoco long check {run} seed {seed}", directory, argv)
+    return jobs
+
+
 def sim2sim_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job]) -> dict:
     """One job per (run, seed, simulator): sim2sim.py on ``<run>/exported`` with the experiment's variants."""
     jobs = {}
@@ -23,23 +65,7 @@ def sim2sim_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int
         bundle = os.path.join(tjob.info["run_dir"], "exported")
         for sim in SIMS:
             directory = os.path.join(tjob.directory, f"sim2sim_{sim}")
-            argv = [
-                python(),
-                os.path.join(ctx.repo, "scripts", "deploy", "sim2sim.py"),
-                bundle,
-                "--sim",
-                sim,
-                "--variants",
-                ",".join(exp["variants"]),
-                "--episodes",
-                str(exp["episodes"]),
-                "--episode_s",
-                str(exp["episode_s"]),
-                "--seed",
-                str(exp.get("eval_seed", 0)),
-                "--out",
-                os.path.join(directory, RESULT_FILE),
-            ]
+            argv = sim2sim_argv(ctx, exp, bundle, sim, exp.get("eval_seed", 0), directory)
             if sim == "diffsim":
                 argv += ["--device", ctx.size["device"]]
             else:  # the Figure 6 analogue
@@ -54,7 +80,8 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
     trained = training_jobs(ctx, exp)
     run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
     loaded = run_and_load(sim2sim_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], RESULT_FILE)
-    tables, numbers = summarize(exp, loaded)
+    long_loaded = run_and_load(long_check_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], RESULT_FILE)
+    tables, numbers = summarize(exp, loaded, long_loaded)
     figures = []
     for (run, seed), tjob in trained.items():
         png = os.path.join(tjob.directory, "sim2sim_mujoco", TRACE_FILE.replace(".json", ".png"))

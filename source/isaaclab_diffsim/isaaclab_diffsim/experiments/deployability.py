@@ -100,11 +100,38 @@ def goal(exp: dict, results: dict, sim: str = "mujoco") -> tuple[str, dict]:
     return "\n".join(rows), met_by_seed
 
 
-def summarize(exp: dict, results: dict) -> tuple[list[str], dict]:
-    """The tables (goal, then one per simulator) and their numbers."""
+def long_check_exp(exp: dict) -> dict | None:
+    """The experiment as its ``long_check`` sees it (the listed runs, the check's variants), or None without one.
+
+    ``long_check``: ``runs`` (names in ``runs``), ``variants``, ``episodes``, ``episode_s`` and ``seed`` (the
+    commands' seed; another than the suite's ``eval_seed``): the goal checked again in MuJoCo on longer and more
+    episodes, which the short suite's 8 x 10 s resolve only to one fall in 8."""
+    check = exp.get("long_check")
+    if not check:
+        return None
+    unknown = [r for r in check["runs"] if r not in exp["runs"]]
+    if unknown:
+        raise ValueError(f"long_check.runs: {unknown} are not runs of the experiment ({sorted(exp['runs'])})")
+    if "nominal" not in check["variants"]:
+        raise ValueError("long_check.variants must include nominal (the goal's tracking error)")
+    return {**exp, **check, "runs": {r: exp["runs"][r] for r in check["runs"]}}
+
+
+def summarize(exp: dict, results: dict, long_results: dict | None = None) -> tuple[list[str], dict]:
+    """The tables (goal, then one per simulator, then the long check's goal and MuJoCo table when the experiment
+    has one; ``long_results`` keyed like ``results``) and their numbers."""
     goal_table, met = goal(exp, results)
     tables, numbers = [goal_table], {"goal_met": met}
     for sim in SIMS:
         table, numbers[sim] = sim_table(exp, results, sim)
         tables.append(f"**{SIM_TITLES[sim]}**\n\n{table}")
+    long_exp = long_check_exp(exp)
+    if long_exp is not None:
+        long_goal, numbers["long_check_goal_met"] = goal(long_exp, long_results or {})
+        long_table, numbers["long_check_mujoco"] = sim_table(long_exp, long_results or {}, "mujoco")
+        title = (
+            f"**Long check, MuJoCo**: {long_exp['episodes']} episodes of {long_exp['episode_s']} s per variant, "
+            f"commands from seed {long_exp['seed']}"
+        )
+        tables.append(f"{title}\n\n{long_goal}\n\n{long_table}")
     return tables, numbers
