@@ -6,6 +6,7 @@ import newton
 import numpy as np
 import pytest
 import warp as wp
+from helpers.solver_cases import CONTACT_CASES
 
 from isaaclab_diffsim.assets.anymal_c import build_anymal_c_model
 from isaaclab_diffsim.bridge.physics_step import tape_nbytes
@@ -43,16 +44,7 @@ def rollout(threads: int, contact_model: str = "smoothed", adjoint: str = "impli
     return out, [g.numpy().copy() for g in grads], solver.kappa_array.grad.numpy().copy(), nbytes
 
 
-@pytest.mark.parametrize(
-    "contact_model,adjoint",
-    [
-        ("smoothed", "implicit"),
-        ("smoothed", "unrolled"),
-        ("hard", "implicit"),
-        ("soft", "implicit"),
-        ("penalty", "implicit"),
-    ],
-)
+@pytest.mark.parametrize("contact_model,adjoint", CONTACT_CASES)
 def test_threads_are_bitwise_one_thread(contact_model, adjoint):
     one, one_grads, one_kappa, one_bytes = rollout(1, contact_model, adjoint)
     assert any(np.abs(g).sum() > 0 for g in one_grads)

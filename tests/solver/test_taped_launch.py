@@ -4,6 +4,7 @@ Warp's own tape recording, for every contact model and both contact adjoints."""
 import numpy as np
 import pytest
 import warp as wp
+from helpers.solver_cases import CONTACT_CASES
 
 from isaaclab_diffsim.assets.anymal_c import build_anymal_c_model
 from isaaclab_diffsim.solver import SolverMoreauGS, taped_launch
@@ -39,16 +40,7 @@ def gradients(contact_model: str, adjoint: str, warp_recording: bool, monkeypatc
     return [g.numpy().copy() for g in grads if g is not None]
 
 
-@pytest.mark.parametrize(
-    "contact_model,adjoint",
-    [
-        ("smoothed", "implicit"),
-        ("smoothed", "unrolled"),
-        ("hard", "implicit"),
-        ("soft", "implicit"),
-        ("penalty", "implicit"),
-    ],
-)
+@pytest.mark.parametrize("contact_model,adjoint", CONTACT_CASES)
 def test_same_gradients_as_warps_recording(contact_model, adjoint, monkeypatch):
     ours = gradients(contact_model, adjoint, False, monkeypatch)
     warps = gradients(contact_model, adjoint, True, monkeypatch)
