@@ -103,7 +103,7 @@ def test_registered_task_randomises_and_play_evaluates_at_nominal_values():
     train, play = AnymalCFlatDiffEnvCfg(), AnymalCFlatDiffEnvCfg_PLAY()
     assert (train.events.ground_friction, train.events.foot_friction_range) == (0.3, (0.3, 2.1))
     assert train.events.motor_strength_range == (0.8, 1.2) and train.events.action_delay_range == (0, 1)
-    assert (train.events.push_velocity, train.events.push_interval_s) == (1.5, (4.0, 6.0))
+    assert (train.events.push_velocity, train.events.push_interval_s) == (1.5, (2.0, 4.0))
     ev = play.events
     assert (ev.ground_friction, ev.foot_friction_range, ev.motor_strength_range, ev.action_delay_range) == (
         None,

@@ -45,10 +45,10 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
     - domain randomisation wide enough for the conditions a real ANYmal meets (``docs/deployability.md``):
       effective foot-ground friction uniform in 0.3-1.2 (ground 0.3, feet 0.3-2.1, combined by their mean),
       motor strength 0.8-1.2, base mass -5 to +10 kg, 0 or 1 control steps of action latency per reset and pushes
-      of up to 1.5 m/s per axis every 4-6 s (Isaac Lab's flat task: friction 0.8, mass +-5 kg, pushes 0.5 m/s
+      of up to 1.5 m/s per axis every 2-4 s (Isaac Lab's flat task: friction 0.8, mass +-5 kg, pushes 0.5 m/s
       every 10-15 s, no motor or latency term). The latency carries the policy through 2 steps of latency in
       MuJoCo; the pushes, more often and stronger than the robustness suite's 1 m/s every 5 s, are what its push
-      recovery there needs (``experiment=deployability``: run ``randomised_latency0-1_push5s_1.5`` against the
+      recovery there needs (``experiment=deployability``: run ``randomised_latency0-1_push3s_1.5`` against the
       others). ``-Play`` evaluates at the nominal values instead (friction 0.8 on a 1.0 ground, full strength, no
       latency, mass +-5 kg, no pushes).
     - forward commands only (``lin_vel_y`` and ``ang_vel_z`` fixed at 0, no heading command, no standing envs):
@@ -71,7 +71,7 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
         ev.motor_strength_range = (0.8, 1.2)
         ev.base_mass_add_range = (-5.0, 10.0)
         ev.action_delay_range = (0, 1)
-        ev.push_velocity, ev.push_interval_s = 1.5, (4.0, 6.0)
+        ev.push_velocity, ev.push_interval_s = 1.5, (2.0, 4.0)
 
 
 @configclass
