@@ -3,7 +3,9 @@
 One horizon = ``--horizon`` policy steps of ``--substeps`` x 5 ms, fed back step to step through torch.
 Prints, per world count: no-grad forward, forward with tapes, backward (loss = base height + forward
 velocity summed over the horizon), env-steps/s, bytes one policy step keeps alive until its backward
-(measured on the tape and estimated), and the gradient norm. Fastest of ``--reps`` repetitions.
+(measured on the tape and estimated), and the gradient norm. Fastest of ``--reps`` repetitions. Two simulators of
+the same model run alternately: differentiable steps through graph-replayed slots (``capture_taped``, the default)
+and eager tapes; the last line per world count is their ratio (their gradients are checked bitwise equal).
 
     WARP_CACHE_PATH=.cache/warp .venv/bin/python scripts/benchmarks/bridge_throughput.py --worlds 64
 """
@@ -48,42 +50,58 @@ def main():
     wp.config.log_level = wp.LOG_WARNING
     print(f"device {args.device}, horizon {args.horizon} x {args.substeps} substeps of 5 ms, smoothed kappa 300")
     print(
-        "worlds  fwd_nograd_s  fwd_tape_s  bwd_s  (f+b)/fwd  env-steps/s(nograd, f+b)  bytes/step(measured, est)"
-        "  |grad|"
+        "worlds  mode    fwd_nograd_s  fwd_tape_s  bwd_s  (f+b)/fwd  env-steps/s(nograd, f+b)"
+        "  bytes/step(measured, est)  |grad|"
     )
     for n in args.worlds:
-        model, layout = build_anymal_c_model(num_worlds=n, device=args.device, base_height=0.55, requires_grad=True)
-        sim = DiffSimulator(model, substeps=args.substeps, dt=0.005, kappa=300.0)
-        q0, qd0 = sim.default_state()
-        best = {"nograd": 1e9, "tape": 1e9, "bwd": 1e9}
-        for rep in range(args.reps + 1):  # rep 0 warms up (kernel loading)
-            with torch.no_grad():
-                sync(args.device)
+        sims, best, grads = {}, {}, {}
+        for mode in ("graphs", "eager"):
+            model, layout = build_anymal_c_model(num_worlds=n, device=args.device, base_height=0.55, requires_grad=True)
+            sims[mode] = DiffSimulator(
+                model, substeps=args.substeps, dt=0.005, kappa=300.0, capture_taped=mode == "graphs"
+            )
+            best[mode] = {"nograd": 1e9, "tape": 1e9, "bwd": 1e9}
+        for rep in range(args.reps + 1):  # rep 0 warms up (kernel loading, captures)
+            for mode, sim in sims.items():
+                q0, qd0 = sim.default_state()
+                with torch.no_grad():
+                    sync(args.device)
+                    t = time.perf_counter()
+                    horizon(sim, layout, q0, qd0, q0, args.horizon)
+                    sync(args.device)
+                    t_ng = time.perf_counter() - t
+                target = q0.clone().requires_grad_(True)
                 t = time.perf_counter()
-                horizon(sim, layout, q0, qd0, q0, args.horizon)
+                loss, _ = horizon(sim, layout, q0, qd0, target, args.horizon)
                 sync(args.device)
-                t_ng = time.perf_counter() - t
-            target = q0.clone().requires_grad_(True)
-            t = time.perf_counter()
-            loss, _ = horizon(sim, layout, q0, qd0, target, args.horizon)
-            sync(args.device)
-            t_tape = time.perf_counter() - t
-            assert live_records() == args.horizon
-            t = time.perf_counter()
-            loss.backward()
-            sync(args.device)
-            t_bwd = time.perf_counter() - t
-            assert live_records() == 0
-            if rep > 0:
-                for k, v in (("nograd", t_ng), ("tape", t_tape), ("bwd", t_bwd)):
-                    best[k] = min(best[k], v)
-        _, nbytes = horizon(sim, layout, q0, qd0, q0.clone().requires_grad_(True), 2, measure=True)
-        steps = n * args.horizon
-        fb = best["tape"] + best["bwd"]
+                t_tape = time.perf_counter() - t
+                assert live_records() == args.horizon
+                t = time.perf_counter()
+                loss.backward()
+                sync(args.device)
+                t_bwd = time.perf_counter() - t
+                assert live_records() == 0
+                grads[mode] = target.grad
+                if rep > 0:
+                    for k, v in (("nograd", t_ng), ("tape", t_tape), ("bwd", t_bwd)):
+                        best[mode][k] = min(best[mode][k], v)
+        if not torch.equal(grads["graphs"], grads["eager"]):
+            raise RuntimeError(f"{n} worlds: the replayed slots' gradient differs from the eager tape's")
+        for mode, sim in sims.items():
+            q0, qd0 = sim.default_state()
+            _, nbytes = horizon(sim, layout, q0, qd0, q0.clone().requires_grad_(True), 2, measure=True)
+            b = best[mode]
+            steps = n * args.horizon
+            fb = b["tape"] + b["bwd"]
+            print(
+                f"{n:6d}  {mode:6s}  {b['nograd']:12.3f}  {b['tape']:10.3f}  {b['bwd']:5.3f}  {fb / b['nograd']:9.2f}"
+                f"  {steps / b['nograd']:10.0f} {steps / fb:10.0f}  {nbytes:14d} {sim.step_memory_bytes():10d}"
+                f"  {grads[mode].norm().item():.3g}"
+            )
+        g, e = best["graphs"], best["eager"]
         print(
-            f"{n:6d}  {best['nograd']:12.3f}  {best['tape']:10.3f}  {best['bwd']:5.3f}  {fb / best['nograd']:9.2f}"
-            f"  {steps / best['nograd']:10.0f} {steps / fb:10.0f}  {nbytes:14d} {sim.step_memory_bytes():10d}"
-            f"  {target.grad.norm().item():.3g}"
+            f"{n:6d}  eager / graphs: taped forward {e['tape'] / g['tape']:.2f}x, backward {e['bwd'] / g['bwd']:.2f}x,"
+            f" forward+backward {(e['tape'] + e['bwd']) / (g['tape'] + g['bwd']):.2f}x (gradients bitwise equal)"
         )
 
 

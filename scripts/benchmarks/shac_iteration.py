@@ -9,9 +9,11 @@ timed ones with stage timers:
 - taped forward: solver (``solver.step``: kernel launches and their tape recording), bridge (DiffSimulator's glue
   around the solver: torch<->warp views, autograd.Function bookkeeping), env MDP (env.step's own torch ops), policy
   and SHAC bookkeeping (actor, target critic, loss terms, buffers);
-- backward: Warp adjoints (``wp.Tape.backward``) and torch autograd (the rest of ``loss.backward()``);
-- update: critic fit (minibatch steps; with ``concurrent_critic_fit`` in a worker thread during the backward, and
-  the iteration's thread shows its wait for it), actor step (clip + Adam), the rest (TD(lambda) targets, ...).
+- backward: Warp adjoints (``wp.Tape.backward``, or a slot's replayed backward graph) and torch autograd (the rest
+  of ``loss.backward()``);
+- update: critic fit (minibatch steps; with ``concurrent_critic_fit`` in a worker process or thread during the
+  backward, and the iteration's thread shows its wait for it), actor step (clip + Adam), the rest (TD(lambda)
+  targets, ...).
 
 Then it times the same number of horizons rolled out under ``torch.no_grad`` (policy acting, the env's captured
 forward graph) and prints the iteration's cost as a multiple of that untaped rollout. Interleaving is by block:
@@ -33,6 +35,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 from step_profile import StageProfile, format_kernels, kernel_launches  # noqa: E402
 
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY  # noqa: E402
+
+try:
+    from isaaclab_diffsim.bridge.taped_step import TapedSlot
+except ImportError:  # a checkout from before the taped graphs (compare_checkouts.sh)
+    TapedSlot = None
 from isaaclab_diffsim.rl.shac import resolve_class  # noqa: E402
 from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs  # noqa: E402
 
@@ -70,6 +77,7 @@ def build(args):
     return env, runner
 
 
+SOLVER_STAGE = "forward: solver (launches and tape, or replay)"
 CRITIC_FIT = "update: critic fit"
 CRITIC_WAIT = "update: waiting for the concurrent critic fit"
 
@@ -81,11 +89,15 @@ def install_timers(prof: StageProfile, env, runner) -> None:
     prof.wrap(runner, "_rollout", "forward: policy and SHAC bookkeeping")
     prof.wrap(env, "step", "forward: env MDP")
     prof.wrap(env.sim, "step", "forward: bridge glue")
-    prof.wrap(env.sim.solver, "step", "forward: solver (launches + tape recording)")
+    prof.wrap(env.sim.solver, "step", SOLVER_STAGE)
     prof.wrap(alg, "update", "update: other")
     prof.wrap(alg, "_timed_backward", "backward: torch autograd")
     prof.wrap(wp.Tape, "backward", "backward: Warp adjoints")
-    prof.wrap(alg, "_fit_critic", CRITIC_FIT)
+    if TapedSlot is not None:  # differentiable steps replayed from graphs (the slot's eager first step nests)
+        prof.wrap(TapedSlot, "forward", SOLVER_STAGE)
+        prof.wrap(TapedSlot, "backward", "backward: Warp adjoints")
+    if not hasattr(alg, "critic_fit_seconds"):  # a checkout from before the counter (compare_checkouts.sh)
+        prof.wrap(alg, "_fit_critic", CRITIC_FIT)
     if not hasattr(alg, "_start_critic_fit"):  # a checkout from before the concurrent fit (compare_checkouts.sh)
         return
     start = alg._start_critic_fit
@@ -104,6 +116,11 @@ def install_timers(prof: StageProfile, env, runner) -> None:
 
     prof.replace(alg, "_start_critic_fit", start_timed)
     prof.wrap(alg, "_clip_and_step_actor", "update: actor step")
+
+
+def fit_seconds(runner) -> float:
+    """The critic fit's seconds so far, wherever it runs (0 for a checkout without the counter: timed by wrapping)."""
+    return float(getattr(runner.alg, "critic_fit_seconds", 0.0))
 
 
 def untaped_horizons(runner, count: int) -> float:
@@ -135,6 +152,7 @@ def main():
         taped, untaped = 0.0, 0.0
         table = untaped_table = None
         for _ in range(args.rounds):
+            fit0 = fit_seconds(runner)
             t0 = time.perf_counter()
             if args.kernels and table is None:
                 with kernel_launches(args.device) as table:
@@ -144,6 +162,7 @@ def main():
                 runner.learn(args.iterations)
             taped += time.perf_counter() - t0
             prof.restore()  # the untaped rollout untimed by stage (its env.step would count as forward stages)
+            prof.seconds[CRITIC_FIT] += fit_seconds(runner) - fit0
             untaped += untaped_horizons(runner, args.iterations)
             if args.kernels and untaped_table is None:
                 env.sim.forward.capture = False  # eager launches, so that they can be timed one by one
@@ -166,7 +185,7 @@ def report(prof, taped, untaped, iterations, steps_per_it, runner, table, untape
         f"{iterations} iterations; torch threads {torch.get_num_threads()}"
     )
     order = [
-        "forward: solver (launches + tape recording)",
+        SOLVER_STAGE,
         "forward: bridge glue",
         "forward: env MDP",
         "forward: policy and SHAC bookkeeping",
@@ -178,7 +197,8 @@ def report(prof, taped, untaped, iterations, steps_per_it, runner, table, untape
         "other (logging, schedules)",
     ]
     concurrent = bool(getattr(runner.alg.cfg, "concurrent_critic_fit", False))
-    if concurrent:  # the fit runs in the worker thread: the main thread's stage is the wait for it
+    worker = getattr(runner.alg.cfg, "critic_fit_worker", "thread") if concurrent else None
+    if concurrent:  # the fit runs in the worker: the main thread's stage is the wait for it
         order[order.index(CRITIC_FIT)] = CRITIC_WAIT
     print(f"  {'stage (the iteration thread)':<46} {'ms/iteration':>12} {'share':>7}")
     for name in order:
@@ -187,7 +207,7 @@ def report(prof, taped, untaped, iterations, steps_per_it, runner, table, untape
     print(f"  {'iteration (wall)':<46} {1e3 * it_s:>12.1f} {100.0:>6.1f}%")
     if concurrent:
         fit = prof.seconds.get(CRITIC_FIT, 0.0) / iterations
-        print(f"  {'critic fit, in the worker thread meanwhile':<46} {1e3 * fit:>12.1f}")
+        print(f"  {f'critic fit, in the worker {worker} meanwhile':<46} {1e3 * fit:>12.1f}")
     fwd = sum(v for k, v in prof.seconds.items() if k.startswith("forward")) / iterations
     bwd = sum(v for k, v in prof.seconds.items() if k.startswith("backward")) / iterations
     ratio = bwd / fwd
@@ -195,6 +215,9 @@ def report(prof, taped, untaped, iterations, steps_per_it, runner, table, untape
     print(f"  untaped rollout {1e3 * un_s:8.1f} ms   ({steps_per_it / un_s:,.0f} env-steps/s, no_grad, graph replay)")
     print(f"  iteration       {1e3 * it_s:8.1f} ms   ({steps_per_it / it_s:,.0f} env-steps/s)")
     print(f"  iteration / untaped rollout: {it_s / un_s:.2f}x (goal <= 5x); taped forward / untaped: {fwd / un_s:.2f}x")
+    taped = getattr(runner.env.sim, "taped", None)
+    if taped is not None:
+        print(f"  differentiable steps: {taped.replays} replayed from graphs, {taped.captures} eager (and captured)")
     if table is not None:
         print("\nWarp launches per SHAC iteration (first timed round; 'steps' are iterations)")
         print(format_kernels(table, per_round, top=16))

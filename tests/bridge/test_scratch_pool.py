@@ -1,5 +1,6 @@
-"""Solver scratch pooling across differentiable calls: a finished tape's scratch sets are reused by later calls,
-with gradients bitwise equal to a fresh solver's, and a set is never reused while its tape can still run."""
+"""Solver scratch pooling across eager differentiable calls (``capture_taped=False``; slots keep their own sets): a
+finished tape's scratch sets are reused by later calls, with gradients bitwise equal to a fresh solver's, and a set
+is never reused while its tape can still run."""
 
 import torch
 
@@ -9,7 +10,7 @@ from isaaclab_diffsim.bridge import DiffSimulator
 
 def make_sim():
     model, layout = build_anymal_c_model(num_worlds=2, device="cpu", base_height=0.58, requires_grad=True)
-    return DiffSimulator(model, kappa=300.0), layout
+    return DiffSimulator(model, kappa=300.0, capture_taped=False), layout
 
 
 def horizon_grad(sim, layout, q0, qd0, target0, steps=3):

@@ -383,29 +383,70 @@ def test_bad_checkpoint_gives_clear_error(tmp_path, damage):
     assert fresh.current_learning_iteration == 1
 
 
-def test_concurrent_critic_fit_is_bitwise_the_sequential_one():
-    """The critic fitted in a worker thread during the actor's backward: networks, optimisers, normaliser, env and
-    RNG end bit for bit where the sequential update leaves them (the fit's shuffles are drawn before the actor step
-    either way), and the fit did run in another thread."""
+@pytest.mark.parametrize("worker", ["thread", "process"])
+def test_concurrent_critic_fit_is_bitwise_the_sequential_one(worker):
+    """The critic fitted in a worker thread or forked process during the actor's backward: networks, optimisers,
+    normaliser, env and RNG end bit for bit where the sequential update leaves them (the fit's shuffles are drawn
+    before the actor step either way), and the fit did run elsewhere."""
     import threading
 
     results = {}
     for concurrent in (False, True):
         env, runner = make_runner(seed=3)
         runner.cfg.algorithm.concurrent_critic_fit = concurrent
+        runner.cfg.algorithm.critic_fit_worker = worker
         threads = set()
         fit = runner.alg._fit_critic
 
         def fit_recording_thread(*args, _fit=fit, _threads=threads):
-            _threads.add(threading.get_ident())
+            _threads.add((os.getpid(), threading.get_ident()))
             return _fit(*args)
 
         runner.alg._fit_critic = fit_recording_thread
         runner.learn(4)
         results[concurrent] = (full_state(runner), env.get_state(), torch.get_rng_state(), runner.last_stats)
-        assert (threads == {threading.get_ident()}) != concurrent, threads
+        here = (os.getpid(), threading.get_ident())
+        if worker == "process" and concurrent:  # the worker's calls are recorded in its own copy of the set
+            assert threads == set() and runner.alg._critic_process.process.pid != os.getpid()
+        else:
+            assert (threads == {here}) != concurrent, threads
+        assert runner.alg.critic_fit_seconds > 0.0
+        runner.close()
+        assert runner.alg._critic_process is None and runner.alg._critic_worker is None
     sequential, concurrent = results[False], results[True]
     assert_bitwise_equal(sequential[0], concurrent[0])
     assert_bitwise_equal(sequential[1], concurrent[1])
     assert torch.equal(sequential[2], concurrent[2])
     assert sequential[3]["critic_loss"] == concurrent[3]["critic_loss"]
+
+
+def test_critic_fit_process_survives_a_checkpoint_round_trip(tmp_path):
+    """A run fitting its critic in a worker process saves the worker's optimiser state, and a runner that loads the
+    checkpoint (its worker restarted from the loaded state) continues bit for bit like one fitting in place."""
+    runs = {}
+    for worker in ("process", None):
+        env, runner = make_runner(seed=5)
+        runner.cfg.algorithm.concurrent_critic_fit = worker is not None
+        runner.learn(2)
+        path = str(tmp_path / f"{worker}.pt")
+        runner.save(path)
+        saved = torch.load(path, weights_only=False)["critic_optimizer_state_dict"]
+        _, resumed = make_runner(seed=9)
+        resumed.cfg.algorithm.concurrent_critic_fit = worker is not None
+        resumed.load(path)
+        resumed.learn(2)
+        runs[worker] = (saved, full_state(resumed))
+        runner.close()
+        resumed.close()
+    assert_bitwise_equal(runs["process"][0], runs[None][0])
+    assert_bitwise_equal(runs["process"][1], runs[None][1])
+
+
+def test_critic_fit_process_reports_a_failure():
+    """An exception inside the worker process reaches the caller with the worker's traceback."""
+    env, runner = make_runner(seed=3)
+    runner.learn(1)
+    proc = runner.alg._critic_process
+    with pytest.raises(RuntimeError, match="critic fit process failed"):
+        proc._receive(proc._send("no_such_request", None))
+    runner.close()

@@ -30,9 +30,10 @@ _SCALARS = (bool, int, float, str, type(None))
 _OUTPUTS = ("joint_q", "joint_qd", "body_q", "body_qd")
 
 
-def config_signature(*objects) -> tuple:
-    """The attribute values of ``objects`` (compared by :func:`same_config`): what a captured graph depends on."""
-    return tuple(v for obj in objects for v in vars(obj).values())
+def config_signature(*objects, skip=()) -> tuple:
+    """The attribute values of ``objects`` (compared by :func:`same_config`): what a captured graph depends on;
+    attributes named in ``skip`` left out."""
+    return tuple(v for obj in objects for k, v in vars(obj).items() if k not in skip)
 
 
 def same_config(a: tuple | None, b: tuple) -> bool:

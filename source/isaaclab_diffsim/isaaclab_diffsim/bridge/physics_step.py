@@ -97,6 +97,27 @@ class StepRecord:
         self.scratch = []
 
 
+STEP_INPUTS = ("joint_q", "joint_qd", "target_q", "joint_f", "kappa")
+"""The differentiable inputs of a policy step, in ``PhysicsStepFunction``'s argument order."""
+
+
+class SlotRecord:
+    """What one differentiable call through a ``TapedStepper`` slot keeps for its backward: the slot, handed back
+    after the backward, or when this record is garbage (no backward will run)."""
+
+    def __init__(self, stepper, slot):
+        self.slot, self.tape = slot, slot.tape
+        self._finalizer = stepper.release_when_collected(self, slot)
+        _LIVE.add(self)
+
+    def backward(self, out_grads) -> list:
+        try:
+            return self.slot.backward(out_grads)
+        finally:
+            self._finalizer()  # hands the slot back
+            self.slot = self.tape = None
+
+
 def live_records() -> int:
     """Number of calls whose tape is still alive (awaiting backward, outputs not yet garbage)."""
     return sum(r.tape is not None for r in list(_LIVE))
@@ -174,10 +195,19 @@ class PhysicsStepFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, solver, substeps, dt, joint_q, joint_qd, joint_target_q=None, joint_f=None, kappa=None):
+    def forward(
+        ctx, solver, substeps, dt, joint_q, joint_qd, joint_target_q=None, joint_f=None, kappa=None, stepper=None
+    ):
         model = solver.model
         check_inputs(model, joint_q, joint_qd, joint_target_q, joint_f)
         need = ctx.needs_input_grad[3:8]
+        ctx.kappa_shape = None if kappa is None else kappa.shape
+        if stepper is not None and any(need) and _PROBE is None and stepper.supports(solver, substeps, dt):
+            values = dict(zip(STEP_INPUTS, (joint_q, joint_qd, joint_target_q, joint_f, kappa)))
+            slot, outs = stepper.step(solver, substeps, dt, values, need)
+            ctx.record = SlotRecord(stepper, slot)
+            ctx.save_for_backward(joint_q, joint_qd, joint_target_q, joint_f, kappa, *outs)
+            return tuple(outs)
         dev = joint_q.device
         with stream_scope(dev):
             (q, gq), (qd, gqd) = wrap(joint_q, grad=need[0]), wrap(joint_qd, grad=need[1])
@@ -206,7 +236,6 @@ class PhysicsStepFunction(torch.autograd.Function):
                 run_substeps(solver, states, ctrl, kap, dt, after)  # a distinct state per substep
         in_grads = (gq, gqd, gtq, gf, gk)
         ctx.record = StepRecord(tape, out_grads, in_grads, solver, scratch) if tape is not None else None
-        ctx.kappa_shape = None if kappa is None else kappa.shape
         ctx.save_for_backward(joint_q, joint_qd, joint_target_q, joint_f, kappa, *outs)  # in-place edit checks
         return tuple(outs)
 
@@ -218,15 +247,19 @@ class PhysicsStepFunction(torch.autograd.Function):
             raise RuntimeError("PhysicsStepFunction: backward ran twice (retain_graph is not supported)")
         ctx.saved_tensors  # noqa: B018  raises if an input/output was modified in place
         ctx.record = None
+        grads = (g_q, g_qd, g_bq, g_bqd)
         with stream_scope(g_q.device):
-            for buf, g in zip(rec.out_grads, (g_q, g_qd, g_bq, g_bqd)):
-                buf.copy_(g)
-            rec.tape.backward()
-            gq, gqd, gtq, gf, gk = rec.in_grads
-            rec.release()
+            if isinstance(rec, SlotRecord):
+                gq, gqd, gtq, gf, gk = rec.backward(grads)
+            else:
+                for buf, g in zip(rec.out_grads, grads):
+                    buf.copy_(g)
+                rec.tape.backward()
+                gq, gqd, gtq, gf, gk = rec.in_grads
+                rec.release()
         if gk is not None:
             gk = gk.reshape(ctx.kappa_shape)
-        return None, None, None, gq, gqd, gtq, gf, gk
+        return None, None, None, gq, gqd, gtq, gf, gk, None
 
 
 def tape_nbytes(tape: wp.Tape, exclude=()) -> int:

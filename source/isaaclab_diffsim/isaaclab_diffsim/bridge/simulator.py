@@ -13,6 +13,7 @@ from isaaclab_diffsim.solver import SolverMoreauGS
 
 from .forward_step import ForwardStepper
 from .physics_step import PhysicsStepFunction, check_inputs, stream_scope
+from .taped_step import TapedStepper
 
 
 class StepOutput(NamedTuple):
@@ -31,7 +32,9 @@ class DiffSimulator:
     grad; otherwise it steps persistent buffers without a tape (:class:`ForwardStepper`) and returns fresh
     tensors. With ``capture_forward`` (the default) those gradient-free steps are captured once into a Warp graph
     (CPU or CUDA) and replayed, bitwise equal to eager stepping; after changing the model in place call
-    ``notify_model_changed`` (Newton's convention), which also drops the graph.
+    ``notify_model_changed`` (Newton's convention), which also drops the graph. With ``capture_taped`` (the default)
+    differentiable steps on the CPU go through :class:`TapedStepper` slots whose forward and backward are replayed
+    from graphs after their first step, bitwise equal to the eager tape.
     ``targets`` are joint position targets, coordinate-shaped like joint_q (the free base's entries are
     ignored); ``joint_f`` generalized forces, dof-shaped. Either may be flat or (num_worlds, per-world).
     """
@@ -43,10 +46,12 @@ class DiffSimulator:
         substeps: int = 4,
         dt: float = 0.005,
         capture_forward: bool = True,
+        capture_taped: bool = True,
         **solver_kwargs,
     ):
         self.model = model
         self.forward = ForwardStepper(model, capture=capture_forward)
+        self.taped = TapedStepper(model) if capture_taped else None
         self.solver = solver if solver is not None else SolverMoreauGS(model, **solver_kwargs)
         self.substeps, self.dt = int(substeps), float(dt)
         self.device = torch.device(wp.device_to_torch(model.device))
@@ -60,11 +65,15 @@ class DiffSimulator:
     def solver(self, solver: SolverMoreauGS) -> None:
         self._solver = solver
         self.forward.invalidate()
+        if self.taped is not None:
+            self.taped.invalidate()
 
     def notify_model_changed(self, flags: int = 0) -> None:
         """Forward a model change to the solver (layout rebuilt) and drop the captured forward graph."""
         self.solver.notify_model_changed(flags)
         self.forward.invalidate()
+        if self.taped is not None:
+            self.taped.invalidate()
 
     def default_state(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The model's initial joint_q, joint_qd as new (num_worlds, per-world) tensors when worlds are uniform."""
@@ -84,7 +93,7 @@ class DiffSimulator:
         if torch.is_grad_enabled() and any(torch.is_tensor(t) and t.requires_grad for t in inputs):
             if not torch.is_tensor(kappa) and kappa is not None:
                 kappa = torch.tensor([kappa], device=self.device)
-            q, qd, bq, bqd = PhysicsStepFunction.apply(self.solver, substeps, dt, *flat, kappa)
+            q, qd, bq, bqd = PhysicsStepFunction.apply(self.solver, substeps, dt, *flat, kappa, self.taped)
         else:
             check_inputs(self.model, *flat)
             with torch.no_grad(), stream_scope(joint_q.device):

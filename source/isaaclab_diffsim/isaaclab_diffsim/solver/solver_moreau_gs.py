@@ -130,6 +130,10 @@ class SolverMoreauGS(SolverBase):
                 the ranges one after the other.
     """
 
+    STEP_RECORDS = ("_last", "_last_dt", "_warm_state")
+    """Attributes a step sets to describe itself (what ``last_*`` and the warm start read), not configuration: a
+    replayed graph of steps sets them back to the values its eager run left (``bridge.taped_step``)."""
+
     def __init__(
         self,
         model: newton.Model,
@@ -185,6 +189,7 @@ class SolverMoreauGS(SolverBase):
         self._reuse: StepScratch | None = None
         self._free_taped: list[StepScratch] = []  # taped sets handed back by recycle_scratch
         self._sink: list | None = None  # taped_scratch()'s list
+        self._given: list[StepScratch] = []  # taped_scratch()'s sets to use first
         self._last: StepScratch | None = None
         self._last_dt = 1.0
         self._default_control = None
@@ -245,14 +250,16 @@ class SolverMoreauGS(SolverBase):
         return StepScratch(self.layout, model.joint_coord_count, model.body_count, slots, model.device, requires_grad)
 
     @contextlib.contextmanager
-    def taped_scratch(self):
+    def taped_scratch(self, sets=()):
         """Collect the scratch sets of the taped steps taken inside into the yielded list, for
-        :meth:`recycle_scratch` once the tape that recorded them is done with."""
+        :meth:`recycle_scratch` once the tape that recorded them is done with. ``sets``: scratch sets (collected
+        here before, their tape done with) the steps inside use first, in order, before any from the pool."""
         previous, self._sink = self._sink, []
+        given, self._given = self._given, list(sets)
         try:
             yield self._sink
         finally:
-            self._sink = previous
+            self._sink, self._given = previous, given
 
     def recycle_scratch(self, scratch_sets) -> None:
         """Hand back scratch sets collected by :meth:`taped_scratch` whose tape has run its backward (or will never
@@ -262,7 +269,10 @@ class SolverMoreauGS(SolverBase):
 
     def _scratch(self, requires_grad: bool) -> StepScratch:
         if requires_grad:
-            sc = self._free_taped.pop() if self._free_taped else None
+            if self._given:
+                sc = self._given.pop(0)
+            else:
+                sc = self._free_taped.pop() if self._free_taped else None
             if sc is None or sc.layout is not self.layout or sc.sweep_slots != self._new_scratch_slots(True):
                 sc = self._new_scratch(True)
             else:

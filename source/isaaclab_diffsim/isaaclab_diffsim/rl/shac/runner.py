@@ -472,4 +472,5 @@ class ShacRunner:
         return export_policy(self.get_inference_policy("cpu"), out_dir, onnx_filename, jit_filename)
 
     def close(self) -> None:
+        self.alg.close()
         self.logger.close()

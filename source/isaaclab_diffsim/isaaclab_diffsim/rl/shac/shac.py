@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from .. import distributed
+from .critic_process import CriticFitProcess
 from .modules import RunningObsNormalizer, ShacInferencePolicy, build_mlp
 from .resolve import resolve_class
 from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
@@ -117,6 +118,9 @@ class SHAC:
         self._update_norm = False
         self._warned_terminal_obs = False
         self._critic_worker: ThreadPoolExecutor | None = None
+        self._critic_process: CriticFitProcess | None = None
+        self.critic_fit_seconds = 0.0
+        """Seconds spent fitting the critic so far (in whichever thread or process fits it)."""
 
     # ------------------------------------------------------------------ modes, schedule
 
@@ -361,21 +365,54 @@ class SHAC:
         return grad_norm, False, False
 
     def _start_critic_fit(self):
-        """Begin :meth:`_fit_critic` and return the callable that waits for its result: in a worker thread when
-        ``concurrent_critic_fit`` holds and there is one process (the caller's actor step runs meanwhile), else
-        at once. The shuffles are drawn here, in the caller's thread, so the global RNG sees the same draws in the
-        same order either way."""
+        """Begin :meth:`_fit_critic` and return the callable that waits for its result: with ``concurrent_critic_fit``
+        and one process, in the worker that ``critic_fit_worker`` names (the caller's actor step runs meanwhile),
+        else at once. The shuffles are drawn here, in the caller's thread, so the global RNG sees the same draws in
+        the same order either way."""
         obs, tgt, stats = self._critic_data()
         if obs is None:
             return lambda: ({**stats, "critic_loss": float("nan"), "critic_skipped": 1.0}, 0)
         perms = [torch.randperm(obs.shape[0], device=self.device) for _ in range(int(self.cfg.critic_iterations))]
         if not (self.cfg.concurrent_critic_fit and not distributed.is_multi_process()):
-            result = self._fit_critic(obs, tgt, stats, perms)
+            result = self._fit_critic_timed(obs, tgt, stats, perms)
             return lambda: result
+        if self.cfg.critic_fit_worker == "process" and self.device.type == "cpu":
+            proc = self._critic_process
+            if proc is None or not proc.fits(obs.shape[0], len(perms)):
+                self.close_critic_worker()
+                proc = self._critic_process = CriticFitProcess(self, obs.shape[0], len(perms))
+            wait = proc.start_fit(obs, tgt, stats, perms, self.critic_lr)
+
+            def result():
+                fit_stats, steps, seconds = wait()
+                self.critic_fit_seconds += seconds
+                return fit_stats, steps
+
+            return result
         if self._critic_worker is None:
             self._critic_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shac-critic")
-        future = self._critic_worker.submit(self._fit_critic, obs, tgt, stats, perms)
+        future = self._critic_worker.submit(self._fit_critic_timed, obs, tgt, stats, perms)
         return future.result
+
+    def _fit_critic_timed(self, obs, tgt, stats, perms) -> tuple[dict[str, float], int]:
+        """:meth:`_fit_critic`, its seconds added to :attr:`critic_fit_seconds`."""
+        t0 = time.perf_counter()
+        try:
+            return self._fit_critic(obs, tgt, stats, perms)
+        finally:
+            self.critic_fit_seconds += time.perf_counter() - t0
+
+    def close_critic_worker(self, keep_state: bool = True) -> None:
+        """Stop the critic fit's worker process or thread, if any (the next concurrent fit starts a new one).
+        ``keep_state``: first copy a worker process's critic optimiser state here (the next worker forks from it)."""
+        if self._critic_process is not None:
+            if keep_state:
+                self.critic_optimizer.load_state_dict(self._critic_process.optimizer_state())
+            self._critic_process.close()
+            self._critic_process = None
+        if self._critic_worker is not None:
+            self._critic_worker.shutdown(wait=True)
+            self._critic_worker = None
 
     def _fit_critic(self, obs, tgt, stats, perms) -> tuple[dict[str, float], int]:
         """Fit the critic to the horizon's TD(lambda) targets: one epoch of shuffled minibatches per permutation in
@@ -461,6 +498,10 @@ class SHAC:
         for step in range(per_rank.shape[1]):
             norm.update_from_moments(per_rank[:, step])
 
+    def close(self) -> None:
+        """Release the critic fit's worker (see :meth:`close_critic_worker`)."""
+        self.close_critic_worker(keep_state=False)
+
     # ------------------------------------------------------------------ inference, state
 
     def get_inference_policy(self, device: str | torch.device | None = None) -> ShacInferencePolicy:
@@ -469,6 +510,8 @@ class SHAC:
         return pol.to(device if device is not None else self.device)
 
     def state_dict(self) -> dict:
+        if self._critic_process is not None:  # the live critic optimiser is the worker's
+            self.critic_optimizer.load_state_dict(self._critic_process.optimizer_state())
         return {
             "model_state_dict": self.policy.state_dict(),
             "target_critic_state_dict": self.target_critic.state_dict(),
@@ -486,6 +529,7 @@ class SHAC:
         if self.obs_normalizer is not None and state.get("obs_normalizer_state_dict") is not None:
             self.obs_normalizer.load_state_dict(state["obs_normalizer_state_dict"])
         if load_optimizer:
+            self.close_critic_worker(keep_state=False)  # the next fit's worker forks from the loaded optimiser
             self.actor_optimizer.load_state_dict(state["actor_optimizer_state_dict"])
             self.critic_optimizer.load_state_dict(state["critic_optimizer_state_dict"])
             self.nonfinite_count = int(state.get("nonfinite_count", 0))

@@ -59,6 +59,7 @@ _ALGORITHM_RULES = {
     "num_critic_minibatches": integer(1),
     "target_critic_alpha": in_range(0, 1),
     "concurrent_critic_fit": boolean,
+    "critic_fit_worker": one_of("process", "thread"),
 }
 _KAPPA_SCHEDULE_RULES = {
     "kappa_start": positive,
@@ -187,9 +188,15 @@ class ShacAlgorithmCfg:
     """Soft update of the target critic: ``target = alpha * target + (1 - alpha) * critic``. SHAC: 0.2."""
 
     concurrent_critic_fit: bool = True
-    """Fit the critic in a second thread while the actor loss backpropagates through the physics (the fit needs only
-    the horizon's detached data, the actor step never reads the critic): the same numbers, two cores busy instead of
-    one. Single process only: with several ranks both steps all-reduce, so the fit runs after the actor step."""
+    """Fit the critic in a worker (``critic_fit_worker``) while the actor loss backpropagates through the physics
+    (the fit needs only the horizon's detached data, the actor step never reads the critic): the same numbers, two
+    cores busy instead of one. Single process only: with several ranks both steps all-reduce, so the fit runs after
+    the actor step."""
+
+    critic_fit_worker: str = "process"
+    """Where the concurrent fit runs: ``"process"``, a forked worker process on the CPU (its own interpreter: the fit's
+    Python does not take turns with the backward's for the GIL, so each runs at full speed), or ``"thread"``, a
+    worker thread. On a CUDA device the fit always runs in a thread (a forked process cannot use CUDA)."""
 
     value_gradient: bool = True
     """Backpropagate the actor loss through the critic's value of the horizon's last state (SHAC: True).
