@@ -26,11 +26,12 @@ This module only holds backward kernels; they are never differentiated themselve
 
 import warp as wp
 
+from .kernel_options import module_options
 from .kernels import CHOL_EPS, SIGMOID_EXP_CLAMP, contact_mu, soft_contact_terms
 from .topology import Topology
 from .type_ids import MODEL_SMOOTHED, MODEL_SOFT
 
-wp.set_module_options({"enable_backward": False})
+wp.set_module_options(module_options(enable_backward=False))
 
 KIND_SEPARATED = wp.constant(0)
 KIND_STICKING = wp.constant(1)

@@ -12,11 +12,12 @@ Conventions are Newton's (so that ``newton.eval_fk`` reproduces the solver's pos
 
 import warp as wp
 
+from .kernel_options import module_options
 from .spatial import motion_cross
 from .topology import Topology
 from .type_ids import JOINT_BALL, JOINT_D6
 
-wp.set_module_options({"enable_backward": True})
+wp.set_module_options(module_options(enable_backward=True))
 
 TANH_SERIES_BELOW = wp.constant(1.0e-3)
 

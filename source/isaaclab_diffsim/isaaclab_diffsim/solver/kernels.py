@@ -13,6 +13,7 @@ from .joints import (
     multi_dof_joint_transform,
     passive_joint_force,
 )
+from .kernel_options import module_options
 from .spatial import force_cross, inertia_mul, motion_cross, point_velocity_column
 from .support import candidate_world_point
 from .topology import Topology
@@ -26,7 +27,7 @@ from .type_ids import (
     MODEL_SOFT,
 )
 
-wp.set_module_options({"enable_backward": True})
+wp.set_module_options(module_options(enable_backward=True))
 
 SIGMOID_EXP_CLAMP = wp.constant(50.0)
 CHOL_EPS = wp.constant(1.0e-9)

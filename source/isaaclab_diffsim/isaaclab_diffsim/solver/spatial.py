@@ -8,7 +8,9 @@ and ``I_o = I_c - m [c]x [c]x``; composite inertias are plain sums of these thre
 
 import warp as wp
 
-wp.set_module_options({"enable_backward": True})
+from .kernel_options import module_options
+
+wp.set_module_options(module_options(enable_backward=True))
 
 
 @wp.func

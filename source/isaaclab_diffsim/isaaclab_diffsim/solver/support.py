@@ -9,9 +9,10 @@ support point (by the envelope theorem, the same as holding the point fixed on t
 
 import warp as wp
 
+from .kernel_options import module_options
 from .topology import Topology
 
-wp.set_module_options({"enable_backward": True})
+wp.set_module_options(module_options(enable_backward=True))
 
 
 @wp.func

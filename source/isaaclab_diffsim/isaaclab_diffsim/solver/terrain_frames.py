@@ -11,11 +11,12 @@ are differentiated through the closed forms below (not through the query's baryc
 
 import warp as wp
 
+from .kernel_options import module_options
 from .support import candidate_world_point
 from .terrain import Terrain
 from .topology import Topology
 
-wp.set_module_options({"enable_backward": True})
+wp.set_module_options(module_options(enable_backward=True))
 
 BARYCENTRIC_EPS = wp.constant(1.0e-6)  # a barycentric weight at or below this is on the face's boundary
 FEATURE_EPS = wp.constant(1.0e-9)  # [m] |p - c| below this: p is on the feature, take the face normal
