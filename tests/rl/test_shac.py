@@ -442,6 +442,21 @@ def test_critic_fit_process_survives_a_checkpoint_round_trip(tmp_path):
     assert_bitwise_equal(runs["process"][1], runs[None][1])
 
 
+def test_critic_fit_process_outlives_signals_to_the_process_group(tmp_path):
+    """Ctrl-C and a scheduler's SIGTERM reach every process of the group: the worker ignores both, so the parent,
+    which handles them, can still fit and save."""
+    env, runner = make_runner(seed=3, log_dir=str(tmp_path))
+    runner.learn(1)
+    proc = runner.alg._critic_process.process
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        os.kill(proc.pid, sig)
+    runner.learn(1)
+    assert proc.is_alive()
+    runner.save(str(tmp_path / "after_signals.pt"))
+    runner.close()
+    assert not proc.is_alive()
+
+
 def test_critic_fit_process_reports_a_failure():
     """An exception inside the worker process reaches the caller with the worker's traceback."""
     env, runner = make_runner(seed=3)

@@ -30,7 +30,10 @@ import torch
 def _serve(alg, conn, obs, tgt, perms, parent: int) -> None:
     """The worker's loop: one request (tag, kind, payload) -> one reply (tag, ok, payload) until the pipe closes or
     the parent is gone (a worker forked later holds this pipe's other end too, so its close alone may not show)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it may still need this worker to save
+    # Ctrl-C and a scheduler's SIGTERM reach the whole process group; they are the parent's to handle, and it may
+    # still need this worker to save a checkpoint (the worker ends when the parent closes the pipe or is gone)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     while True:
         try:
             while not conn.poll(1.0):
@@ -67,8 +70,8 @@ def _stop(conn, process) -> None:
     except (BrokenPipeError, OSError):
         pass
     process.join(timeout=10)
-    if process.is_alive():
-        process.terminate()
+    if process.is_alive():  # it ignores SIGTERM
+        process.kill()
         process.join()
     conn.close()
 
