@@ -442,6 +442,21 @@ def test_critic_fit_process_survives_a_checkpoint_round_trip(tmp_path):
     assert_bitwise_equal(runs["process"][1], runs[None][1])
 
 
+def test_training_goes_on_bitwise_after_close():
+    """close() stops the critic fit's worker process and keeps its optimiser state: learning after it continues
+    exactly like a run fitting in place."""
+    runs = {}
+    for concurrent in (True, False):
+        _, runner = make_runner(seed=4)
+        runner.cfg.algorithm.concurrent_critic_fit = concurrent
+        runner.learn(2)
+        runner.close()
+        runner.learn(2)
+        runs[concurrent] = full_state(runner)
+        runner.close()
+    assert_bitwise_equal(runs[True], runs[False])
+
+
 def test_critic_fit_process_outlives_signals_to_the_process_group(tmp_path):
     """Ctrl-C and a scheduler's SIGTERM reach every process of the group: the worker ignores both, so the parent,
     which handles them, can still fit and save."""

@@ -499,8 +499,8 @@ class SHAC:
             norm.update_from_moments(per_rank[:, step])
 
     def close(self) -> None:
-        """Release the critic fit's worker (see :meth:`close_critic_worker`)."""
-        self.close_critic_worker(keep_state=False)
+        """Release the critic fit's worker, its optimiser state kept here (training may go on after it)."""
+        self.close_critic_worker()
 
     # ------------------------------------------------------------------ inference, state
 
