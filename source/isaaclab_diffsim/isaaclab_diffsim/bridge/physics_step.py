@@ -86,6 +86,15 @@ class StepRecord:
         self.solver, self.scratch = solver, list(scratch)
         _LIVE.add(self)
 
+    def backward(self, out_grads) -> tuple:
+        """Seed the outputs' gradients, run the tape and release; returns the inputs' gradients."""
+        for buf, g in zip(self.out_grads, out_grads):
+            buf.copy_(g)
+        self.tape.backward()
+        in_grads = self.in_grads
+        self.release()
+        return in_grads
+
     def release(self):
         """After the backward: drop the tape and hand the solver scratch it recorded back for reuse."""
         # Not tape.reset(): it zeroes every recorded gradient buffer, the ones handed to torch included.
@@ -247,16 +256,8 @@ class PhysicsStepFunction(torch.autograd.Function):
             raise RuntimeError("PhysicsStepFunction: backward ran twice (retain_graph is not supported)")
         ctx.saved_tensors  # noqa: B018  raises if an input/output was modified in place
         ctx.record = None
-        grads = (g_q, g_qd, g_bq, g_bqd)
         with stream_scope(g_q.device):
-            if isinstance(rec, SlotRecord):
-                gq, gqd, gtq, gf, gk = rec.backward(grads)
-            else:
-                for buf, g in zip(rec.out_grads, grads):
-                    buf.copy_(g)
-                rec.tape.backward()
-                gq, gqd, gtq, gf, gk = rec.in_grads
-                rec.release()
+            gq, gqd, gtq, gf, gk = rec.backward((g_q, g_qd, g_bq, g_bqd))
         if gk is not None:
             gk = gk.reshape(ctx.kappa_shape)
         return None, None, None, gq, gqd, gtq, gf, gk, None

@@ -88,6 +88,7 @@ class TapedSlot:
             for name, value in self.records.items():
                 setattr(solver, name, value)
             return True
+        solver.recycle_scratch(self.scratch)  # a re-capture: the old tape is dropped, its sets go back to the pool
         self.tape, self.scratch = wp.Tape(), []
         self.forward_graph = self.backward_graph = None
         self.scratch = self._run(solver, dt, self.tape)
