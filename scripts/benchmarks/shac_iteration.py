@@ -89,7 +89,7 @@ def install_timers(prof: StageProfile, env, runner) -> None:
     prof.wrap(runner, "_rollout", "forward: policy and SHAC bookkeeping")
     prof.wrap(env, "step", "forward: env MDP")
     prof.wrap(env.sim, "step", "forward: bridge glue")
-    prof.wrap(env.sim.solver, "step", SOLVER_STAGE)
+    prof.wrap(type(env.sim.solver), "step", SOLVER_STAGE)  # the class: an instance attribute would be a new setting
     prof.wrap(alg, "update", "update: other")
     prof.wrap(alg, "_timed_backward", "backward: torch autograd")
     prof.wrap(wp.Tape, "backward", "backward: Warp adjoints")

@@ -1,6 +1,7 @@
 """Gradient-free steps replayed from a captured Warp graph (DiffSimulator, capture_forward): bitwise equal to
 eager stepping, re-captured after model and solver changes, never used while a tape records or gradients flow."""
 
+import pytest
 import torch
 import warp as wp
 
@@ -56,6 +57,28 @@ def test_replay_is_bitwise_eager(device):
     a, *_ = run(graph, q, qd, 3, kappa=torch.tensor([150.0], device=device))
     assert_bitwise(a, b)
     assert graph.forward.captures == 2
+
+
+def test_sharded_replay_is_bitwise_one_thread(device):
+    """threads=2 on the CPU: the shards' graphs replayed at once over 4 substeps, bitwise one eager thread (outputs
+    and contact impulses), also after a differentiable step in between."""
+    if not str(device).startswith("cpu"):
+        pytest.skip("threads shard CPU steps")
+    sims = []
+    for threads, capture in ((2, True), (1, False)):
+        model, _ = build_anymal_c_model(num_worlds=3, device=device, requires_grad=True)
+        sims.append(DiffSimulator(model, substeps=4, capture_forward=capture, kappa=300.0, threads=threads))
+    graph, eager = sims
+    q, qd = graph.default_state()
+    a, q_a, qd_a = run(graph, q, qd, STEPS)
+    b, q_b, qd_b = run(eager, q, qd, STEPS)
+    assert_bitwise(a, b)
+    assert graph.forward.captures == 1 and graph.forward.replays == STEPS - 1
+    for _ in range(2):  # the first taped step makes the solver's adjoint scratch: a new configuration
+        for sim, (q1, qd1) in ((graph, (q_a, qd_a)), (eager, (q_b, qd_b))):
+            sim.step(q1, qd1.clone().requires_grad_(True)).joint_q.sum().backward()
+        assert_bitwise(run(graph, q_a, qd_a, 3)[0], run(eager, q_b, qd_b, 3)[0])
+    assert graph.forward.captures == 2 and graph.forward.replays == STEPS - 1 + 5
 
 
 def test_model_and_solver_changes_recapture(device):

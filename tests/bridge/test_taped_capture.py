@@ -106,9 +106,28 @@ def test_configuration_changes_recapture(device):
     assert_equal_lists(sum(horizon(graph, 2), []), sum(horizon(eager, 2), []))
 
 
+@pytest.mark.parametrize("parallel_backward", [True, False])
+def test_sharded_slots_replay_the_shards_on_their_threads(device, parallel_backward):
+    """With threads=2 each direction replays the shards' graphs at once (the backward's one after the other without
+    parallel_backward): bitwise the one-thread eager tape."""
+    if not str(device).startswith("cpu"):
+        pytest.skip("threads shard CPU steps")
+    model, _ = build_anymal_c_model(num_worlds=3, device=device, requires_grad=True)
+    graph = DiffSimulator(model, capture_taped=True, kappa=300.0, threads=2, parallel_backward=parallel_backward)
+    assert graph.solver.step_parts() == ("prepare", 0, 1, "kinematics")
+    _, eager = pair(device)
+    for seed in range(3):
+        out_g, grad_g = horizon(graph, seed, kappa=False)
+        out_e, grad_e = horizon(eager, seed, kappa=False)
+        assert_equal_lists(out_g + grad_g, out_e + grad_e)
+        assert all(g.abs().sum() > 0 for g in grad_g)
+    assert graph.taped.captures == H and graph.taped.replays == 2 * H
+
+
 @pytest.mark.parametrize("setting", ["threads", "warm_start", "probe"])
 def test_steps_the_graphs_cannot_express_stay_eager(device, setting):
-    """Sharded threads, warm starting and the substep probe step eagerly (and still bitwise the eager tape)."""
+    """A differentiated kappa with sharded threads, warm starting and the substep probe step eagerly (and still
+    bitwise the eager tape)."""
     if setting == "threads" and not str(device).startswith("cpu"):
         pytest.skip("threads shard CPU steps")
     kwargs = {"threads": {"threads": 2}, "warm_start": {"warm_start": True}, "probe": {}}[setting]

@@ -17,11 +17,15 @@ from isaaclab_diffsim.solver import terrain_scenes as ts
 STEPS, DT, WORLDS = 4, 0.005, 5
 
 
-def rollout(threads: int, contact_model: str = "smoothed", adjoint: str = "implicit", worlds: int = WORLDS):
+def rollout(
+    threads: int, contact_model: str = "smoothed", adjoint: str = "implicit", worlds: int = WORLDS, **solver_kwargs
+):
     """STEPS taped steps of ANYmal C from random joint velocities and targets; the final state, the sweep counts
     and the gradients of a random linear loss on it."""
     model, _ = build_anymal_c_model(num_worlds=worlds, device="cpu", base_height=0.57, requires_grad=True)
-    solver = SolverMoreauGS(model, contact_model=contact_model, adjoint=adjoint, kappa=300.0, threads=threads)
+    solver = SolverMoreauGS(
+        model, contact_model=contact_model, adjoint=adjoint, kappa=300.0, threads=threads, **solver_kwargs
+    )
     states = [model.state(requires_grad=True) for _ in range(STEPS + 1)]
     rng = np.random.default_rng(0)
     states[0].joint_qd.assign(rng.normal(scale=0.3, size=states[0].joint_qd.shape).astype(np.float32))
@@ -54,6 +58,25 @@ def test_threads_are_bitwise_one_thread(contact_model, adjoint):
             np.testing.assert_array_equal(a, b)
         np.testing.assert_allclose(kappa, one_kappa, rtol=1e-5, atol=1e-12)
         assert nbytes >= one_bytes  # the shards' launches are counted (plus each range's own kappa copy)
+
+
+def test_backward_one_shard_after_the_other(monkeypatch):
+    """parallel_backward=False: the forward still runs the shards on the pool's threads, the backward on the calling
+    thread only; bitwise the same."""
+    one, one_grads, one_kappa, _ = rollout(1)
+    used = []
+    run = shards_module.ShardRunner.run
+
+    def counted(runner, calls):
+        used.append(len(calls))
+        run(runner, calls)
+
+    monkeypatch.setattr(shards_module.ShardRunner, "run", counted)
+    out, grads, kappa, _ = rollout(2, parallel_backward=False)
+    for a, b in zip(one + one_grads, out + grads):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(kappa, one_kappa, rtol=1e-5, atol=1e-12)
+    assert used == [2] * STEPS  # the forward's steps only
 
 
 def test_more_threads_than_articulations():

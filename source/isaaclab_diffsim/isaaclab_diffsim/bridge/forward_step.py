@@ -24,10 +24,17 @@ import torch
 import warp as wp
 import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) has no public accessor
 
+from ..solver.step_graphs import StepGraphs
 from .physics_step import make_control, new_state, run_substeps
 
 _SCALARS = (bool, int, float, str, type(None))
 _OUTPUTS = ("joint_q", "joint_qd", "body_q", "body_qd")
+
+
+def _sharded(solver) -> bool:
+    """Whether ``solver`` splits its steps over shards on CPU threads (``SolverMoreauGS(threads=N)``)."""
+    parts = getattr(solver, "step_parts", None)
+    return parts is not None and wp.get_device(solver.model.device).is_cpu and len(parts()) > 1
 
 
 def config_signature(*objects, skip=()) -> tuple:
@@ -70,6 +77,7 @@ class ForwardStepper:
         self._controls: dict[tuple[bool, bool], newton.Control] = {}
         self._graph = None
         self._key: tuple | None = None
+        self._records: dict = {}  # the solver's STEP_RECORDS as a replay leaves them
         self._capture_stream = None
         self.captures = 0
         """Number of graphs captured so far (a re-capture after a configuration change counts again)."""
@@ -117,19 +125,37 @@ class ForwardStepper:
         chain = [self._start] + [self._states[k % 2] for k in range(substeps)]
         config = (solver, substeps, dt, target_q is not None, joint_f is not None, kappa is not None)
         replayable = self.capture and _warp_context.runtime.tape is None
-        key = config + config_signature(solver, self.model) if replayable and self._graph is not None else None
+        names = getattr(solver, "STEP_RECORDS", ())  # set back by every replay: not configuration
+        key = None
+        if replayable and self._graph is not None:
+            key = config + config_signature(solver, self.model, skip=names)
         if key is not None and same_config(self._key, key):
-            wp.capture_launch(self._graph)
+            if isinstance(self._graph, StepGraphs):
+                self._graph.launch()
+            else:
+                wp.capture_launch(self._graph)
+            for name, value in self._records.items():
+                setattr(solver, name, value)
             self.replays += 1
         else:
             # Eager first: allocations and module loads happen here, outside any capture.
             run_substeps(solver, chain, ctrl, kap, dt)
             if replayable:
                 self.invalidate()
+                eager = {name: getattr(solver, name) for name in names}
                 # A capture records the launches without running them (on CPU and CUDA alike).
-                with paused_gc(), self._capture_scope() as cap:
-                    run_substeps(solver, chain, ctrl, kap, dt)
-                self._graph, self._key = cap.graph, config + config_signature(solver, self.model)
+                with paused_gc():
+                    if _sharded(solver):  # the shards' graphs replayed at once on their threads
+                        self._graph = StepGraphs(solver)
+                        self._graph.capture(lambda: None, lambda: run_substeps(solver, chain, ctrl, kap, dt))
+                    else:
+                        with self._capture_scope() as cap:
+                            run_substeps(solver, chain, ctrl, kap, dt)
+                        self._graph = cap.graph
+                self._key = config + config_signature(solver, self.model, skip=names)
+                self._records = {name: getattr(solver, name) for name in names}  # what replays leave
+                for name, value in eager.items():
+                    setattr(solver, name, value)
                 self.captures += 1
         return tuple(t.clone() for t in self._outputs[(substeps - 1) % 2])
 

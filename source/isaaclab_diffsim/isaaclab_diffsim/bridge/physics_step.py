@@ -211,7 +211,7 @@ class PhysicsStepFunction(torch.autograd.Function):
         check_inputs(model, joint_q, joint_qd, joint_target_q, joint_f)
         need = ctx.needs_input_grad[3:8]
         ctx.kappa_shape = None if kappa is None else kappa.shape
-        if stepper is not None and any(need) and _PROBE is None and stepper.supports(solver, substeps, dt):
+        if stepper is not None and any(need) and _PROBE is None and stepper.supports(solver, substeps, dt, need):
             values = dict(zip(STEP_INPUTS, (joint_q, joint_qd, joint_target_q, joint_f, kappa)))
             slot, outs = stepper.step(solver, substeps, dt, values, need)
             ctx.record = SlotRecord(stepper, slot)

@@ -8,14 +8,16 @@ gradients, the substeps' states, the solver's scratch sets and a tape. The first
 on them (recording the tape) and the same launches are then captured into a forward graph; its first backward runs
 the tape and captures it into a backward graph. Later steps through the slot copy their inputs in and replay the
 forward graph, and their backward replays the backward graph: the same kernels on the same buffers in the same
-order, so states and gradients are bitwise the eager ones. A slot serves one step from its forward until its
-backward has run (or its outputs are garbage), so a horizon of h steps holds h slots.
+order, so states and gradients are bitwise the eager ones. With sharded threads (``SolverMoreauGS(threads=N)``)
+each direction is a few graphs, the shards' replayed at once on their threads (``solver.step_graphs``). A slot
+serves one step from its forward until its backward has run (or its outputs are garbage), so a horizon of h steps
+holds h slots.
 
 A slot's graphs hold for one configuration: the solver and model objects and their settings (as
 ``ForwardStepper``'s, less the solver's ``STEP_RECORDS``, which a replay sets back to what the eager run left) and
 which inputs are given or differentiated. A step whose configuration differs runs eagerly and captures anew. Steps
-the graphs cannot express run eagerly without a slot (:meth:`TapedStepper.supports`): a CUDA device, sharded
-threads, warm starting, penalty substeps, an enclosing tape, or the substep probe.
+the graphs cannot express run eagerly without a slot (:meth:`TapedStepper.supports`): a CUDA device, a
+differentiated kappa with sharded threads, warm starting, penalty substeps, an enclosing tape, or the substep probe.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import torch
 import warp as wp
 import warp._src.context as _warp_context  # the active wp.Tape (runtime.tape) has no public accessor
 
+from ..solver.step_graphs import StepGraphs
 from .forward_step import config_signature, paused_gc, same_config
 from .physics_step import STEP_INPUTS, make_control, new_state, run_substeps
 
@@ -63,39 +66,38 @@ class TapedSlot:
         self.scratch: list = []
         self.key: tuple | None = None
         self.records: dict = {}
-        self.forward_graph = self.backward_graph = None
+        self.graphs: StepGraphs | None = None
 
-    def _run(self, solver, dt: float, tape) -> list:
-        """The step on the slot's buffers (gradients zeroed first), recorded on ``tape`` if given; returns the
-        scratch sets it used."""
+    def _zero_grads(self) -> None:
         for g in self._zeroed:
             g.zero_()
+
+    def _steps(self, solver, dt: float) -> list:
+        """The step on the slot's buffers (recorded on the active tape, if any); returns the scratch sets it used."""
         with solver.taped_scratch(self.scratch) as used:
-            if tape is not None:
-                with tape:
-                    run_substeps(solver, self.states, self.control, self.kappa, dt)
-            else:
-                run_substeps(solver, self.states, self.control, self.kappa, dt)
+            run_substeps(solver, self.states, self.control, self.kappa, dt)
         return used
 
     def forward(self, solver, dt: float, signature, values: dict) -> bool:
-        """Copy ``values`` (name -> tensor) in and step; replays the forward graph when ``signature()`` is the
+        """Copy ``values`` (name -> tensor) in and step; replays the forward graphs when ``signature()`` is the
         captured configuration, else runs eagerly and captures. Returns whether it replayed."""
         for name, t in values.items():
             self.inputs[name].copy_(t.detach().reshape(-1))
-        if self.forward_graph is not None and same_config(self.key, signature()):
-            wp.capture_launch(self.forward_graph)
+        if self.graphs is not None and same_config(self.key, signature()):
+            self.graphs.launch()
             for name, value in self.records.items():
                 setattr(solver, name, value)
             return True
         solver.recycle_scratch(self.scratch)  # a re-capture: the old tape is dropped, its sets go back to the pool
-        self.tape, self.scratch = wp.Tape(), []
-        self.forward_graph = self.backward_graph = None
-        self.scratch = self._run(solver, dt, self.tape)
+        self.tape, self.scratch, self.graphs = wp.Tape(), [], None
+        self._zero_grads()
+        with self.tape:
+            self.scratch = self._steps(solver, dt)
         self.records = {name: getattr(solver, name) for name in solver.STEP_RECORDS}
-        with paused_gc(), wp.ScopedCapture(device=solver.model.device) as cap:  # records without running
-            self._run(solver, dt, None)
-        self.forward_graph, self.key = cap.graph, signature()  # after the eager run: its lazy allocations made
+        graphs = StepGraphs(solver)
+        with paused_gc():  # after the eager run: its lazy allocations made
+            graphs.capture(self._zero_grads, lambda: self._steps(solver, dt))
+        self.graphs, self.key = graphs, signature()
         return False
 
     def backward(self, out_grads) -> list:
@@ -103,13 +105,12 @@ class TapedSlot:
         gradients (new tensors, None where not needed) in ``STEP_INPUTS`` order."""
         for buf, g in zip(self.out_grads, out_grads):
             buf.copy_(g)
-        if self.backward_graph is None:
+        if self.graphs.backward_graphs is None:
             self.tape.backward()
-            with paused_gc(), wp.ScopedCapture(device=self.kappa.device) as cap:
-                self.tape.backward()
-            self.backward_graph = cap.graph
+            with paused_gc():
+                self.graphs.capture_backward(self.tape)
         else:
-            wp.capture_launch(self.backward_graph)
+            self.graphs.launch_backward()
         return [None if self.grads.get(n) is None else self.grads[n].clone() for n in STEP_INPUTS]
 
 
@@ -124,13 +125,16 @@ class TapedStepper:
         self.captures = 0
         self.replays = 0
 
-    def supports(self, solver, substeps: int, dt: float) -> bool:
-        """Whether a differentiable step of ``solver`` can go through a slot (see the module doc)."""
+    def supports(self, solver, substeps: int, dt: float, need: tuple) -> bool:
+        """Whether a differentiable step of ``solver`` getting the gradients ``need`` (``STEP_INPUTS`` order) can go
+        through a slot (see the module doc)."""
+        sharded = getattr(solver, "threads", 1) > 1
         return (
             wp.get_device(self.model.device).is_cpu
             and _warp_context.runtime.tape is None
             and getattr(solver, "STEP_RECORDS", None) is not None
-            and getattr(solver, "threads", 1) == 1
+            and hasattr(solver, "step_parts")
+            and not (sharded and need[STEP_INPUTS.index("kappa")])
             and not getattr(solver, "warm_start", False)
             and solver.substeps(dt) == 1
             and substeps >= 1

@@ -104,6 +104,10 @@ class DiffSimSolverCfg(NewtonSolverCfg):
     """CPU threads a step's articulations are split over (each range stepped and differentiated on its own thread;
     bitwise the results of 1). Only for the CPU."""
 
+    parallel_backward: bool = _DEFAULT["parallel_backward"]
+    """With threads > 1, differentiate the ranges at once too; False: one after the other (bitwise the same), leaving
+    the other cores to work that overlaps the backward, as SHAC's critic fit in its own process."""
+
     collider_shapes_expr: str | None = None
     """Regex (full match) on shape labels (USD prim paths); colliding shapes that do not match stop colliding
     before the model is finalized, e.g. ``".*_FOOT/sphere"`` for the paper's one point per foot. None: all."""

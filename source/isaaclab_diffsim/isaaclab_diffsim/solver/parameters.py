@@ -56,6 +56,7 @@ PARAMETER_RULES = {
     "actuator_saturation": non_negative,
     "friction_velocity": positive,
     "threads": integer(1),
+    "parallel_backward": boolean,
 }
 """One rule per ``SolverMoreauGS.__init__`` argument (besides the model)."""
 

@@ -87,19 +87,25 @@ class ShardTape:
 
 
 class ShardedBackward:
-    """One step's backward on a ``wp.Tape``: every shard's records replayed at once, one shard per thread; then
-    each ``(partial, total)`` pair of ``sums`` (per-shard gradients of a shared input) is added into its total in
-    shard order."""
+    """One step's backward on a ``wp.Tape``: every shard's records replayed by ``run`` (the shards' callables at
+    once, one shard per thread, or one after the other); then each ``(partial, total)`` pair of ``sums`` (per-shard
+    gradients of a shared input) is added into its total in shard order."""
 
-    def __init__(self, runner: ShardRunner, tapes: list[ShardTape], sums=()):
-        self.runner, self.tapes, self.sums = runner, tapes, list(sums)
+    def __init__(self, run, tapes: list[ShardTape], device, sums=()):
+        self.run, self.tapes, self.device, self.sums = run, tapes, device, list(sums)
 
     def arrays(self) -> list:
         """The array arguments of the shards' launches (what :func:`isaaclab_diffsim.bridge.tape_nbytes` counts)."""
         return [a for t in self.tapes for launch in t.launches if hasattr(launch, "arrays") for a in launch.arrays()]
 
     def __call__(self) -> None:
-        self.runner.run([t.backward for t in self.tapes])
+        if capturing(self.device):  # a capture records launches in issue order: one thread
+            if self.sums:
+                raise RuntimeError("ShardedBackward: the per-shard gradient sums run on the host: not capturable")
+            for t in self.tapes:
+                t.backward()
+        else:
+            self.run([t.backward for t in self.tapes])
         for partials, total in self.sums:
             grad = total.numpy()
             for p in partials:

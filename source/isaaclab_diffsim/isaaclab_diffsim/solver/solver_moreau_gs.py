@@ -126,8 +126,12 @@ class SolverMoreauGS(SolverBase):
                 Default 1e-3.
             threads: on the CPU, step (and, under a tape, differentiate) this many contiguous ranges of the
                 articulations at once, one per thread (shards.py); bitwise the results of 1 (the default), except
-                the gradient of a kappa that requires grad, summed per range first. Steps captured into a graph run
-                the ranges one after the other.
+                the gradient of a kappa that requires grad, summed per range first. Steps captured into one graph
+                run the ranges one after the other; ``step_parts`` / ``step_part`` capture one graph per range
+                (solver.step_graphs replays them at once).
+            parallel_backward: with threads > 1, run the ranges' backward at once too (default True); False runs
+                them one after the other on the calling thread, bitwise the same, leaving the other cores to work
+                that overlaps the backward (SHAC's critic fit in its own process).
     """
 
     STEP_RECORDS = ("_last", "_last_dt", "_warm_state")
@@ -156,6 +160,7 @@ class SolverMoreauGS(SolverBase):
         penalty_kf: float | None = None,
         penalty_substeps: int | None = None,
         threads: int = 1,
+        parallel_backward: bool = True,
     ):
         check_parameters(locals())  # the arguments
         if margin is None:
@@ -184,12 +189,16 @@ class SolverMoreauGS(SolverBase):
                 f"SolverMoreauGS: threads={threads} shards the step over CPU threads; on {model.device} use threads=1"
             )
         self.threads = int(threads)
+        self.parallel_backward = bool(parallel_backward)
         self._runner = ShardRunner(self.threads) if self.threads > 1 else None
         self._set_layout(build_layout(model, self.friction_velocity))
         self._reuse: StepScratch | None = None
         self._free_taped: list[StepScratch] = []  # taped sets handed back by recycle_scratch
         self._sink: list | None = None  # taped_scratch()'s list
         self._given: list[StepScratch] = []  # taped_scratch()'s sets to use first
+        self._part = None  # step_part()'s part
+        self._part_steps = 0  # gradient-free steps taken inside step_part() so far
+        self._part_sets: list[StepScratch] = []  # their scratch sets, one per step
         self._last: StepScratch | None = None
         self._last_dt = 1.0
         self._default_control = None
@@ -224,6 +233,7 @@ class SolverMoreauGS(SolverBase):
         check_model(self.model)
         self._set_layout(build_layout(self.model, self.friction_velocity))
         self._reuse = None
+        self._part_sets = []
         self._free_taped = []
         self._adjoint_scratch = None
         self._new_warm_start()
@@ -261,6 +271,42 @@ class SolverMoreauGS(SolverBase):
         finally:
             self._sink, self._given = previous, given
 
+    def step_parts(self) -> tuple:
+        """The parts a captured sequence of steps splits into (:meth:`step_part`), in launch order: ``"prepare"``,
+        one shard index per thread, ``"kinematics"``; ``(None,)`` (the whole step) with one shard."""
+        if len(self._shards) == 1:
+            return (None,)
+        return ("prepare", *range(len(self._shards)), "kinematics")
+
+    @contextlib.contextmanager
+    def step_part(self, part):
+        """Steps taken inside do only ``part`` of their work (one of :meth:`step_parts`): ``"prepare"`` the memsets
+        of their scratch sets, shard k steps 1-5 of its articulations, ``"kinematics"`` the forward kinematics.
+        A sequence of steps captured once per part gives graphs that replay it: the prepare graph, then the shards'
+        graphs at once (:meth:`run_shards`; shards share no data), then the kinematics graph. The scratch sets are
+        taken as in a whole step, so each part's capture must see the same sets (``taped_scratch(sets)``); the k-th
+        gradient-free step inside takes the k-th of sets kept for this (a whole step reuses one set, which the
+        prepare graph, zeroing every step's accumulators first, cannot)."""
+        if part not in self.step_parts():
+            raise ValueError(f"SolverMoreauGS.step_part: {part!r} is not one of {self.step_parts()}")
+        previous, self._part = self._part, part
+        steps, self._part_steps = self._part_steps, 0
+        try:
+            yield
+        finally:
+            self._part, self._part_steps = previous, steps
+
+    def run_shards(self, calls, backward: bool = False) -> None:
+        """Run one callable per shard at once, one per thread (the first on the calling thread); a ``backward``'s
+        one after the other unless ``parallel_backward``."""
+        if len(calls) != len(self._shards):
+            raise ValueError(f"SolverMoreauGS.run_shards: {len(calls)} calls for {len(self._shards)} shards")
+        if self._runner is None or (backward and not self.parallel_backward):
+            for call in calls:
+                call()
+        else:
+            self._runner.run(calls)
+
     def recycle_scratch(self, scratch_sets) -> None:
         """Hand back scratch sets collected by :meth:`taped_scratch` whose tape has run its backward (or will never
         run it); later taped steps reuse them instead of allocating. A set still referenced by a live tape must not
@@ -268,6 +314,7 @@ class SolverMoreauGS(SolverBase):
         self._free_taped.extend(sc for sc in scratch_sets if sc.layout is self.layout)
 
     def _scratch(self, requires_grad: bool) -> StepScratch:
+        prepare = self._part in (None, "prepare")
         if requires_grad:
             if self._given:
                 sc = self._given.pop(0)
@@ -275,14 +322,21 @@ class SolverMoreauGS(SolverBase):
                 sc = self._free_taped.pop() if self._free_taped else None
             if sc is None or sc.layout is not self.layout or sc.sweep_slots != self._new_scratch_slots(True):
                 sc = self._new_scratch(True)
-            else:
+            elif prepare:
                 sc.prepare_reuse()
             if self._sink is not None:
                 self._sink.append(sc)
             return sc
+        if self._part is not None:
+            k, self._part_steps = self._part_steps, self._part_steps + 1
+            if k == len(self._part_sets):
+                self._part_sets.append(self._new_scratch(False))
+            if prepare:  # also a new set's: the memset must be in the prepare graph
+                self._part_sets[k].zero_accumulators()
+            return self._part_sets[k]
         if self._reuse is None:
             self._reuse = self._new_scratch(False)
-        else:
+        elif prepare:
             self._reuse.zero_accumulators()
         return self._reuse
 
@@ -387,13 +441,17 @@ class SolverMoreauGS(SolverBase):
             requires_grad=requires_grad,
         )
         tape = _warp_context.runtime.tape
-        shards = self._shards
-        if len(shards) == 1 or capturing(model.device):
+        shards, part = self._shards, self._part
+        if isinstance(part, int):
+            self._advance(shards[part], sc, step, tape, self.kappa_array)
+        elif part is not None:
+            pass  # "prepare" (the scratch set's memsets, above) or "kinematics" (below)
+        elif len(shards) == 1 or capturing(model.device):
             for shard in shards:
                 self._advance(shard, sc, step, tape, self.kappa_array)
         else:
             self._advance_sharded(sc, step, tape)
-        if forward_kinematics:
+        if forward_kinematics and part in (None, "kinematics"):
             newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
         self._last = sc
         self._last_dt = dt
@@ -525,7 +583,7 @@ class SolverMoreauGS(SolverBase):
             sums = [([k.grad for k in kappas], kappa.grad)]
         self._runner.run([partial(self._advance, sh, sc, step, t, k) for sh, t, k in zip(shards, tapes, kappas)])
         if tape is not None:
-            backward = ShardedBackward(self._runner, tapes, sums)
+            backward = ShardedBackward(partial(self.run_shards, backward=True), tapes, self.model.device, sums)
             tape.record_func(backward, [a for a in backward.arrays() if a.grad])
 
     def _penalty_impulses(self, run, shard: Shard, sc: StepScratch, qd, dt: float, residual, sweeps) -> None:
