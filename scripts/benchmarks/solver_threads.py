@@ -6,9 +6,11 @@ Per world count: one solver per thread count on the same model (ANYmal C standin
 dt 5 ms), measured in alternating rounds so machine load hits all alike. Forward: eager steps without a tape on
 states without gradients (steps x worlds per wall second). Forward+backward: a ``--horizon``-step horizon recorded
 on a ``wp.Tape`` (forward kinematics on its last step only and the step scratch pooled, as the env bridge steps)
-and its backward. Each figure is the fastest of its
-repetitions; the ratio column is threads=1's time over threads=N's. The states and gradients of every thread count
-are checked bitwise against threads=1's.
+and its backward. Graph slots: the same horizon as ``--horizon / 4`` policy steps of 4 substeps through
+``DiffSimulator`` (the env's path: differentiable steps replayed from captured graphs, one per shard, the shards'
+at once; backward also one shard after the other, ``parallel_backward=False``, the main job's setting). Each figure
+is the fastest of its repetitions; the ratio columns are threads=1's time over threads=N's. The states and gradients
+of every thread count are checked bitwise against threads=1's.
 """
 
 from __future__ import annotations
@@ -18,13 +20,40 @@ import os
 import time
 
 import numpy as np
+import torch
 import warp as wp
 
 from isaaclab_diffsim.assets.anymal_c import build_anymal_c_model
+from isaaclab_diffsim.bridge import DiffSimulator
 from isaaclab_diffsim.solver import SolverMoreauGS
 
 DT = 0.005
 BASE_HEIGHT = 0.57
+SUBSTEPS = 4  # per policy step through the graph slots
+
+
+class Slots:
+    """A ``DiffSimulator`` (graph-replayed differentiable steps) with ``threads`` on a shared model."""
+
+    def __init__(self, model, threads: int, horizon: int, parallel_backward: bool = True):
+        self.threads = threads
+        self.sim = DiffSimulator(model, substeps=SUBSTEPS, dt=DT, threads=threads, parallel_backward=parallel_backward)
+        self.steps = max(horizon // SUBSTEPS, 1)
+        self.seconds = (0.0, 0.0)
+
+    def forward_backward(self) -> list[np.ndarray]:
+        """A horizon and its backward; ``seconds``: (forward, backward) wall seconds."""
+        q, qd = self.sim.default_state()
+        qd = qd.clone().requires_grad_(True)
+        t0 = time.perf_counter()
+        start = qd
+        for _ in range(self.steps):
+            out = self.sim.step(q, qd)
+            q, qd = out.joint_q, out.joint_qd
+        t1 = time.perf_counter()
+        q.sum().backward()
+        self.seconds = (t1 - t0, time.perf_counter() - t1)
+        return [q.detach().numpy().copy(), start.grad.numpy().copy()]
 
 
 class Case:
@@ -81,27 +110,51 @@ def main() -> None:
         f"SolverMoreauGS threads, ANYmal C, smoothed, dt {DT}; {os.cpu_count()} CPUs; fastest of "
         f"{args.rounds} x {args.reps}"
     )
-    print(f"  {'worlds':>6} {'threads':>7} {'fwd steps*W/s':>14} {'x':>6} {'fwd+bwd ms/horizon':>19} {'x':>6}")
+    torch.set_num_threads(1)
+    print(
+        f"  {'worlds':>6} {'threads':>7} {'fwd steps*W/s':>14} {'x':>6} {'fwd+bwd ms/horizon':>19} {'x':>6}"
+        f"   graph slots: {'fwd ms':>7} {'x':>6} {'bwd ms':>7} {'x':>6} {'bwd 1-by-1':>10} {'x':>6}"
+    )
     for worlds in (int(w) for w in args.worlds.split(",")):
         model, _ = build_anymal_c_model(worlds, device="cpu", base_height=BASE_HEIGHT, requires_grad=True)
         cases = [Case(model, t, args.horizon) for t in counts]
+        slots = {(t, par): Slots(model, t, args.horizon, par) for t in counts for par in (True, False)}
         reference = cases[0].forward_backward()  # compiles, and the bitwise reference
         for case in cases[1:]:
             for a, b in zip(reference, case.forward_backward()):
                 if not np.array_equal(a, b):
                     raise SystemExit(f"threads={case.threads} differs from threads=1 at {worlds} worlds")
+        slot_reference = slots[(1, True)].forward_backward()  # captures
+        for key, slot in slots.items():
+            slot.forward_backward()
+            for a, b in zip(slot_reference, slot.forward_backward()):
+                if not np.array_equal(a, b):
+                    raise SystemExit(f"graph slots {key} differ from threads=1 at {worlds} worlds")
         fwd = {c.threads: [] for c in cases}
         bwd = {c.threads: [] for c in cases}
+        slot_times = {key: [] for key in slots}
         for _ in range(args.rounds):
             for case in cases:
                 fwd[case.threads].append(best(lambda c=case: c.forward(args.steps), args.reps))
                 bwd[case.threads].append(best(case.forward_backward, args.reps))
+                for par in (True, False):
+                    slot = slots[(case.threads, par)]
+                    for _ in range(args.reps):
+                        slot.forward_backward()
+                        slot_times[(case.threads, par)].append(slot.seconds)
         f1, b1 = min(fwd[1]), min(bwd[1])
+
+        def slot_best(t, par, i, times=slot_times):
+            return min(s[i] for s in times[(t, par)])
+
+        sf1, sb1, so1 = slot_best(1, True, 0), slot_best(1, True, 1), slot_best(1, False, 1)
         for t in counts:
             f, b = min(fwd[t]), min(bwd[t])
+            sf, sb, so = slot_best(t, True, 0), slot_best(t, True, 1), slot_best(t, False, 1)
             print(
                 f"  {worlds:>6} {t:>7} {args.steps * worlds / f:>14,.0f} {f1 / f:>5.2f}x {1e3 * b:>19.1f} "
-                f"{b1 / b:>5.2f}x"
+                f"{b1 / b:>5.2f}x   {'':13}{1e3 * sf:>7.1f} {sf1 / sf:>5.2f}x {1e3 * sb:>7.1f} {sb1 / sb:>5.2f}x"
+                f" {1e3 * so:>10.1f} {so1 / so:>5.2f}x"
             )
 
 
