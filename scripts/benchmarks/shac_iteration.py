@@ -1,6 +1,7 @@
 """Where a SHAC iteration of the main job goes, beside the untaped rollout of the same env steps (same run).
 
     .venv/bin/python scripts/benchmarks/shac_iteration.py --iterations 20 --warmup 5 [overrides ...]
+    .venv/bin/python scripts/benchmarks/shac_iteration.py --checkpoint logs/main_seed30/model_800.pt [overrides ...]
 
 Builds the main job (DiffSim-Velocity-Flat-AnymalC-Direct, SHAC, its registered configs; Isaac Lab-style overrides
 ``env.x=...`` / ``agent.x=...`` as in scripts/train.py) and runs ``--warmup`` iterations, then ``--iterations``
@@ -57,6 +58,12 @@ def parse_args():
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--torch_threads", type=int, default=1, help="as scripts/train.py")
     p.add_argument("--kernels", action="store_true", help="also the time per Warp kernel (forward and backward)")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        help="start from this main-job checkpoint (e.g. logs/main_seed30/model_800.pt: late training, long episodes, "
+        "few resets) instead of a fresh policy",
+    )
     p.add_argument("overrides", nargs="*")
     return p.parse_args()
 
@@ -69,11 +76,14 @@ def build(args):
     env_cfg.seed = agent_cfg.seed = args.seed
     env_cfg.validate_values()
     agent_cfg.validate_values()
-    agent_cfg.max_iterations = args.warmup + args.rounds * args.iterations
+    if args.checkpoint is None:  # else the task's: the learning-rate schedule of the run the checkpoint is from
+        agent_cfg.max_iterations = args.warmup + args.rounds * args.iterations
     agent_cfg.save_interval = 10**9
     torch.manual_seed(args.seed)
     env = gym.make(args.task, cfg=env_cfg).unwrapped
     runner = resolve_class(agent_cfg.class_name)(env, agent_cfg, log_dir=None, device=args.device)
+    if args.checkpoint is not None:
+        runner.load(args.checkpoint)
     return env, runner
 
 
