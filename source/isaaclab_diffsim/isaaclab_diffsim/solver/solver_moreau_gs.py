@@ -17,6 +17,7 @@ from newton.solvers import SolverBase
 from ..utils.validation import check_value
 from . import kernels
 from .contact_adjoint import contact_adjoint
+from .factor_adjoint import FactorAdjoint
 from .joints import integrate_multi_dof_positions
 from .model_checks import check_model, unhonoured_doc
 from .parameters import (
@@ -502,7 +503,11 @@ class SolverMoreauGS(SolverBase):
             dim=n_art,
             inputs=[topo, sc.H, sc.hvec],
             outputs=[sc.L, sc.L_acc, sc.y, sc.y_acc, sc.acc, sc.x_acc],
+            record_tape=False,
         )
+        if step.requires_grad and tape is not None:  # its hand-written adjoint, in place of Warp's
+            adjoint = FactorAdjoint(topo, n_art, sc, model.device)
+            tape.record_func(adjoint, [a for a in adjoint.arrays() if a.grad])
         if shard.candidates > 0 and lay.terrain is not None:
             run(
                 contact_frames,
