@@ -3,9 +3,9 @@ same kernel and against central finite differences, on a real step's mass matrix
 
 import numpy as np
 import warp as wp
+from helpers.taped_scratch import taped_step
 
-from isaaclab_diffsim.assets.anymal_c import build_anymal_c_model
-from isaaclab_diffsim.solver import SolverMoreauGS, kernels
+from isaaclab_diffsim.solver import kernels
 from isaaclab_diffsim.solver.factor_adjoint import factor_and_solve_adjoint
 from isaaclab_diffsim.solver.taped_launch import struct_adjoint
 
@@ -14,14 +14,8 @@ WORLDS = 3
 
 def factored_step():
     """A taped step's scratch set (H, h and their factor and solves) and the solver."""
-    model, _ = build_anymal_c_model(num_worlds=WORLDS, device="cpu", base_height=0.57, requires_grad=True)
-    solver = SolverMoreauGS(model, kappa=300.0)
-    s0, s1 = model.state(requires_grad=True), model.state(requires_grad=True)
-    rng = np.random.default_rng(3)
-    s0.joint_qd.assign(rng.normal(scale=0.5, size=s0.joint_qd.shape).astype(np.float32))
-    with wp.Tape():
-        solver.step(s0, s1, model.control(), None, 0.005)
-    return solver, solver._last
+    solver, sc, _, _ = taped_step(WORLDS)
+    return solver, sc
 
 
 def outputs(sc):

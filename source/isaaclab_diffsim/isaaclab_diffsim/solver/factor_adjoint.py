@@ -28,6 +28,34 @@ from .topology import Topology
 wp.set_module_options(module_options(enable_backward=False))
 
 
+@wp.func
+def tree_solve_adjoint(
+    topo: Topology,
+    L: wp.array(dtype=float),
+    off: int,
+    dof0: int,
+    n: int,
+    x: wp.array(dtype=float),
+    x_grad: wp.array(dtype=float),
+    y_grad: wp.array(dtype=float),
+    L_grad: wp.array(dtype=float),
+):
+    """The reverse of ``kernels.tree_solve`` (x = L^-1 y, root to leaves), leaves to root: adds into y_grad and
+    L_grad (and, for the ancestors' terms, x_grad)."""
+    for kk in range(n):
+        k = dof0 + n - 1 - kk
+        kl = k - dof0
+        lkk = L[off + kl * n + kl]
+        r = -x_grad[k] / lkk
+        y_grad[k] = y_grad[k] + x_grad[k] / lkk
+        L_grad[off + kl * n + kl] = L_grad[off + kl * n + kl] + r * x[k]
+        for t in range(topo.dof_anc_start[k], topo.dof_anc_start[k + 1]):
+            i = topo.dof_anc[t]
+            il = i - dof0
+            L_grad[off + kl * n + il] = L_grad[off + kl * n + il] + r * x[i]
+            x_grad[i] = x_grad[i] + r * L[off + kl * n + il]
+
+
 @wp.kernel
 def factor_and_solve_adjoint(
     topo: Topology,
@@ -46,18 +74,7 @@ def factor_and_solve_adjoint(
     n = topo.art_ndof[a]
     off = topo.art_h_off[a]
     dof0 = topo.art_dof_start[a]
-    for kk in range(n):  # x = L^-1 y, reversed: leaves to root
-        k = dof0 + n - 1 - kk
-        kl = k - dof0
-        lkk = L[off + kl * n + kl]
-        r = -x_grad[k] / lkk
-        y_grad[k] = y_grad[k] + x_grad[k] / lkk
-        L_grad[off + kl * n + kl] = L_grad[off + kl * n + kl] + r * x[k]
-        for t in range(topo.dof_anc_start[k], topo.dof_anc_start[k + 1]):
-            i = topo.dof_anc[t]
-            il = i - dof0
-            L_grad[off + kl * n + il] = L_grad[off + kl * n + il] + r * x[i]
-            x_grad[i] = x_grad[i] + r * L[off + kl * n + il]
+    tree_solve_adjoint(topo, L, off, dof0, n, x, x_grad, y_grad, L_grad)  # x = L^-1 y
     for kk in range(n):  # y = L^-T h, reversed: root to leaves
         k = dof0 + kk
         kl = kk

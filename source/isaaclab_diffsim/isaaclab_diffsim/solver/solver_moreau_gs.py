@@ -40,6 +40,7 @@ from .taped_launch import launch, struct_adjoint
 from .terrain_frames import contact_frames
 from .topology import build_layout
 from .type_ids import CONTACT_MODELS
+from .velocity_adjoint import VelocityAdjoint
 
 
 class SolverMoreauGS(SolverBase):
@@ -204,6 +205,7 @@ class SolverMoreauGS(SolverBase):
         self._last_dt = 1.0
         self._default_control = None
         self._zero_dofs = wp.zeros(max(model.joint_dof_count, 1), dtype=float, device=model.device)
+        self._dof_sink = wp.zeros_like(self._zero_dofs)  # hand adjoints write a missing dof gradient here
         self._adjoint_scratch = None
         self._new_warm_start()
 
@@ -567,7 +569,12 @@ class SolverMoreauGS(SolverBase):
             dim=n_art,
             inputs=[topo, state_in.joint_qd, sc.acc, sc.L, sc.Z, sc.impulse, dt],
             outputs=[sc.w, sc.dv, sc.dv_acc, state_out.joint_qd],
+            record_tape=False,
         )
+        if step.requires_grad and tape is not None:  # its hand-written adjoint, in place of Warp's
+            qd_in, qd_out = state_in.joint_qd, state_out.joint_qd
+            adjoint = VelocityAdjoint(topo, n_art, sc, qd_in, qd_out, dt, self._zero_dofs, self._dof_sink, model.device)
+            tape.record_func(adjoint, [a for a in adjoint.arrays() if a.grad])
         run(
             kernels.integrate_positions,
             dim=shard.joints,
