@@ -56,7 +56,7 @@ def main():
     for n in args.worlds:
         sims, best, grads = {}, {}, {}
         for mode in ("graphs", "eager"):
-            model, layout = build_anymal_c_model(num_worlds=n, device=args.device, base_height=0.55, requires_grad=True)
+            model, layout = build_anymal_c_model(num_worlds=n, device=args.device, base_height=0.55)
             sims[mode] = DiffSimulator(
                 model, substeps=args.substeps, dt=0.005, kappa=300.0, capture_taped=mode == "graphs"
             )

@@ -116,7 +116,7 @@ def main() -> None:
         f"   graph slots: {'fwd ms':>7} {'x':>6} {'bwd ms':>7} {'x':>6} {'bwd 1-by-1':>10} {'x':>6}"
     )
     for worlds in (int(w) for w in args.worlds.split(",")):
-        model, _ = build_anymal_c_model(worlds, device="cpu", base_height=BASE_HEIGHT, requires_grad=True)
+        model, _ = build_anymal_c_model(worlds, device="cpu", base_height=BASE_HEIGHT)
         cases = [Case(model, t, args.horizon) for t in counts]
         slots = {(t, par): Slots(model, t, args.horizon, par) for t in counts for par in (True, False)}
         reference = cases[0].forward_backward()  # compiles, and the bitwise reference

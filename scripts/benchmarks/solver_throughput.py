@@ -113,9 +113,10 @@ def solver_kwargs(spec: str) -> dict:
     return {"contact_model": contact_model, **({"adjoint": adjoint} if adjoint else {})}
 
 
-def measure_backward(spec, worlds, device, horizon, min_time):
-    """Wall times of one horizon: plain forward, taped forward, backward; tape bytes per step; grad finite."""
-    model, _ = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT, requires_grad=True)
+def measure_backward(spec, worlds, device, horizon, min_time, model_grads=False):
+    """Wall times of one horizon: plain forward, taped forward, backward; tape bytes per step; grad finite.
+    ``model_grads``: the model's parameters require gradients too (Warp's adjoint of articulation_dynamics)."""
+    model, _ = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT, requires_grad=model_grads)
     solver = SolverMoreauGS(model, **solver_kwargs(spec))
     control = model.control()
     states = [model.state(requires_grad=True) for _ in range(horizon + 1)]
@@ -198,12 +199,12 @@ def profile_step(spec, worlds, device, steps):
     return step_s, rows
 
 
-def profile_backward(spec, worlds, device, steps):
+def profile_backward(spec, worlds, device, steps, model_grads=False):
     """Per-kernel time of a taped horizon of ``steps`` steps (forward kinematics on the last only, scratch pooled)
     and of its backward: {kernel: s/step} for the forward launches and {kernel: s/step} for the adjoint ones, each
     in the calling thread's CPU time (wall on CUDA)."""
     clock = time.perf_counter if wp.get_device(device).is_cuda else time.thread_time
-    model, _ = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT, requires_grad=True)
+    model, _ = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT, requires_grad=model_grads)
     solver = SolverMoreauGS(model, **solver_kwargs(spec))
     control = model.control()
     states = [model.state(requires_grad=True) for _ in range(steps + 1)]
@@ -228,13 +229,14 @@ def profile_backward(spec, worlds, device, steps):
     return forward, adjoint
 
 
-def print_backward_profile(spec, worlds, device, steps):
+def print_backward_profile(spec, worlds, device, steps, model_grads=False):
     print(
         f"Per-kernel forward and adjoint of a taped {spec} horizon of {steps} steps (forward kinematics on its last "
-        "step; each launch synchronised and timed; adjoint/forward is the kernel's reverse-mode cost)"
+        "step; each launch synchronised and timed; adjoint/forward is the kernel's reverse-mode cost"
+        + ("; model parameters with gradients)" if model_grads else ")")
     )
     for W in worlds:
-        forward, adjoint = profile_backward(spec, W, device, steps)
+        forward, adjoint = profile_backward(spec, W, device, steps, model_grads)
         fwd, bwd = sum(forward.values()), sum(adjoint.values())
         print(f"  {W} worlds: forward {fwd * 1e3:.3f} ms/step, adjoint {bwd * 1e3:.3f} ms/step, ratio {bwd / fwd:.2f}")
         print(f"  {'kernel':>28} {'fwd us/step':>11} {'adj us/step':>11} {'adj/fwd':>7} {'adj share':>9}")
@@ -298,6 +300,12 @@ def main():
     )
     p.add_argument("--profile-steps", type=int, default=50, help="steps averaged by the profile")
     p.add_argument("--profile", action="store_true", help="print only the per-kernel profile")
+    p.add_argument(
+        "--model-grads",
+        action="store_true",
+        help="finalize the model with requires_grad=True: its parameters get gradients too, and articulation_dynamics "
+        "keeps Warp's generated adjoint (the hand-written one's peer)",
+    )
     args = p.parse_args()
 
     wp.config.log_level = wp.LOG_WARNING
@@ -326,7 +334,9 @@ def main():
         print_profile("smoothed" if "smoothed" in models else models[0], profile_worlds, device, args.profile_steps)
         if not args.skip_backward:
             spec = "smoothed" if "smoothed" in models else models[0]
-            print_backward_profile(spec, profile_worlds, device, min(args.profile_steps, args.horizon))
+            print_backward_profile(
+                spec, profile_worlds, device, min(args.profile_steps, args.horizon), args.model_grads
+            )
     if args.profile:
         return
 
@@ -343,7 +353,7 @@ def main():
             ours[cm, W] = sps * FRAME_DT
             row = f"{cm:>17} {W:>5} {sps * W:>10.0f} {sps * W * FRAME_DT:>10.2f} {zrange(r.base_z()):>12} |"
             if not args.skip_backward:
-                fwd, tape, bwd, nbytes, finite = measure_backward(cm, W, device, H, args.min_time)
+                fwd, tape, bwd, nbytes, finite = measure_backward(cm, W, device, H, args.min_time, args.model_grads)
                 ours[cm, W, "ratio"] = (tape + bwd) / fwd
                 row += (
                     f" {fwd * 1e3:>6.0f}ms {tape * 1e3:>6.0f}ms {bwd * 1e3:>6.0f}ms {(tape + bwd) / fwd:>9.2f}"

@@ -117,7 +117,7 @@ class Runner:
 
 def forward_backward(worlds, terrain, device, contact_model, horizon, min_time):
     """Seconds of one taped horizon plus its backward; whether d(sum q_T)/d q_0 is finite."""
-    model = anymal_model(worlds, terrain, device, requires_grad=True)
+    model = anymal_model(worlds, terrain, device)
     solver = SolverMoreauGS(model, contact_model=contact_model)
     states = [model.state(requires_grad=True) for _ in range(horizon + 1)]
     finite = []

@@ -42,6 +42,7 @@ class StepScratch:
             "body_m": (B, float),
             "body_h": (B, wp.vec3),
             "body_I": (B, wp.mat33),
+            "body_phi": (B, wp.spatial_vector),  # dynamics_adjoint's per-body working wrench
             "S": (D, wp.spatial_vector),
             "H": (layout.h_size, float),
             "L": (layout.h_size, float),

@@ -17,7 +17,11 @@ from newton.solvers import SolverBase
 from ..utils.validation import check_value
 from . import kernels
 from .contact_adjoint import contact_adjoint
+from .dynamics_adjoint import DynamicsAdjoint
+from .dynamics_adjoint import supported as dynamics_adjoint_supported
 from .factor_adjoint import FactorAdjoint
+from .jacobian_adjoint import JacobianAdjoint
+from .jacobian_adjoint import supported as jacobian_adjoint_supported
 from .joints import integrate_multi_dof_positions
 from .model_checks import check_model, unhonoured_doc
 from .parameters import (
@@ -243,6 +247,14 @@ class SolverMoreauGS(SolverBase):
 
     def _set_layout(self, layout) -> None:
         self.layout = layout
+        self.hand_dynamics_adjoint = dynamics_adjoint_supported(
+            layout.topo, self.model.joint_type.numpy(), self.model.joint_parent.numpy()
+        )
+        """Whether articulation_dynamics' backward is the hand-written one (dynamics_adjoint.py), else Warp's
+        generated one (BALL/D6 joints, or a model whose parameters require gradients)."""
+        self.hand_jacobian_adjoint = jacobian_adjoint_supported(layout.topo)
+        """Whether contact_jacobians' backward is the hand-written one (jacobian_adjoint.py), else Warp's generated
+        one (ellipsoid candidates)."""
         terrain = {}
         if layout.terrain is not None:
             terrain = {id(layout.terrain.data): (layout.terrain.data, struct_adjoint(layout.terrain.data))}
@@ -499,7 +511,11 @@ class SolverMoreauGS(SolverBase):
                 dt,
             ],
             outputs=[sc.body_X, sc.body_V, sc.body_A, sc.body_F, sc.body_m, sc.body_h, sc.body_I, sc.S, sc.H, sc.hvec],
+            record_tape=not self.hand_dynamics_adjoint,
         )
+        if self.hand_dynamics_adjoint and step.requires_grad and tape is not None:  # in place of Warp's adjoint
+            adjoint = DynamicsAdjoint(topo, n_art, sc, step, self.actuator_saturation, self._dof_sink, model.device)
+            tape.record_func(adjoint, [a for a in adjoint.arrays() if a.grad])
         run(
             kernels.factor_and_solve,
             dim=n_art,
@@ -523,7 +539,11 @@ class SolverMoreauGS(SolverBase):
                 dim=n_art,
                 inputs=[topo, sc.body_X, sc.S, sc.L, state_in.joint_qd, sc.acc, dt, *sc.frames],
                 outputs=[sc.dist, sc.cpoint, sc.J, sc.Z, sc.Z_acc, sc.G, sc.c_free],
+                record_tape=not self.hand_jacobian_adjoint,
             )
+            if self.hand_jacobian_adjoint and step.requires_grad and tape is not None:  # in place of Warp's adjoint
+                adjoint = JacobianAdjoint(topo, n_art, sc, state_in.joint_qd, dt, self._dof_sink, model.device)
+                tape.record_func(adjoint, [a for a in adjoint.arrays() if a.grad])
         if shard.candidates > 0 and penalty:
             self._penalty_impulses(run, shard, sc, state_in.joint_qd, dt, residual, sweeps)
         elif shard.candidates > 0:

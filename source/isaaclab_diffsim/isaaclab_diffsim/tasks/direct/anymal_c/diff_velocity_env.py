@@ -169,7 +169,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             kp=cfg.kp,
             kd=cfg.kd,
             base_height=cfg.init_base_height,
-            requires_grad=True,
+            requires_grad=False,  # states and controls carry the gradients; the model parameters take none
             source=cfg.asset_source,
             terrain=self._generate_terrain(),
         )
