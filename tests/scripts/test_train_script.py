@@ -264,3 +264,25 @@ def test_gradient_horizon_script_keys_each_contact_model_of_a_checkpoint(tmp_pat
     results = json.loads((out / "gradient_norm_vs_horizon.json").read_text())["results"]
     assert sorted(results) == ["anymal_c hard", "anymal_c smoothed"]
     assert all(r["grad_norm_mean"] > 0 for rows in results.values() for r in rows)
+
+
+@pytest.mark.integration
+def test_actor_gradient_tool_reproduces_a_checkpoints_gradients(tmp_path):
+    """scripts/tools/actor_gradient.py run twice on one checkpoint: the same losses and gradients (rel. 0, cosine 1)."""
+    log_dir = tmp_path / "run"
+    args = ["--max_iterations", "1", "--eval_episodes", "0", "--log_dir", str(log_dir)]
+    subprocess.run(train_cmd(tmp_path, *args), check=True, capture_output=True, timeout=600)
+    script = ROOT / "scripts" / "tools" / "actor_gradient.py"
+    overrides = [a for a in TINY if "=" in a]
+    base = [sys.executable, str(script), str(log_dir / "model_1.pt"), "--horizons", "2", "--num_envs", "2"]
+    first, second = tmp_path / "a.pt", tmp_path / "b.pt"
+    subprocess.run([*base, "--out", str(first), *overrides], check=True, capture_output=True, timeout=600)
+    run = subprocess.run(
+        [*base, "--out", str(second), "--compare", str(first), *overrides], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = re.findall(r"horizon (\d): loss (\w+), gradient relative difference (\S+), cosine (\S+)", run.stdout)
+    assert [r[0] for r in rows] == ["0", "1"], run.stdout
+    assert all(r[1] == "equal" and float(r[2]) == 0.0 and float(r[3]) > 0.999999 for r in rows), rows
+    saved = torch.load(second)
+    assert len(saved) == 2 and all(float(h["grad"].norm()) > 0 for h in saved)
