@@ -42,6 +42,7 @@ def horizon_gradients(runner, horizons: int) -> list[dict]:
     """Per horizon: {"loss": the actor loss, "grad": d loss / d actor parameters, flattened}."""
     out = []
     for h in range(horizons):
+        # ShacRunner.actor_gradient's steps, which return only the norm; older checkouts have the same private rollout
         try:
             runner._rollout(update_normalizer=False, bookkeeping=False)
             loss = runner.alg.actor_loss

@@ -38,8 +38,8 @@ import warp as wp
 from .joints import TANH_SERIES_BELOW
 from .kernel_options import module_options
 from .spatial import force_cross, inertia_mul
-from .topology import Topology
-from .type_ids import JOINT_BALL, JOINT_D6, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from .topology import Layout, Topology
+from .type_ids import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
 wp.set_module_options(module_options(enable_backward=False))
 
@@ -67,14 +67,14 @@ PARAMETERS = (
 """The model arrays ``articulation_dynamics`` reads whose gradients only Warp's generated adjoint computes."""
 
 
-def supported(topo: Topology, joint_type: np.ndarray, joint_parent: np.ndarray) -> bool:
+def supported(layout: Layout, joint_type: np.ndarray, joint_parent: np.ndarray) -> bool:
     """Whether :func:`articulation_dynamics_adjoint` gives the whole gradient: no BALL or D6 joints, free joints only at
     roots, and no model parameter in :data:`PARAMETERS` that requires a gradient (a model finalized with
     ``requires_grad=True`` asks for them)."""
-    jt, parent = np.asarray(joint_type), np.asarray(joint_parent)
-    if np.isin(jt, (int(JOINT_BALL), int(JOINT_D6))).any() or ((jt == int(JOINT_FREE)) & (parent >= 0)).any():
+    free_below_body = (np.asarray(joint_type) == int(JOINT_FREE)) & (np.asarray(joint_parent) >= 0)
+    if layout.has_multi_dof or free_below_body.any():
         return False
-    return not any(getattr(topo, name).requires_grad for name in PARAMETERS)
+    return not any(getattr(layout.topo, name).requires_grad for name in PARAMETERS)
 
 
 @wp.func

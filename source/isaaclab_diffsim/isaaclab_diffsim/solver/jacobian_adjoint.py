@@ -39,9 +39,7 @@ def supported(topo: Topology) -> bool:
     """Whether :func:`contact_jacobians_adjoint` covers the model's candidates: none is an ellipsoid's support
     point."""
     semi_axes = topo.cand_ellipsoid.numpy()[:, 0] if topo.cand_ellipsoid.shape[0] else np.zeros(0)
-    return not (semi_axes > 0.0).any() and not any(
-        getattr(topo, name).requires_grad for name in ("cand_point", "cand_radius")
-    )
+    return not (semi_axes > 0.0).any()
 
 
 @wp.func

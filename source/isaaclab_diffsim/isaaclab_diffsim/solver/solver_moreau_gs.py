@@ -40,7 +40,7 @@ from .scratch import StepScratch
 from .shards import Shard, ShardedBackward, ShardRunner, ShardTape, capturing
 from .shards import split as split_shards
 from .shards import whole as whole_shard
-from .taped_launch import launch, struct_adjoint
+from .taped_launch import launch, record, struct_adjoint
 from .terrain_frames import contact_frames
 from .topology import build_layout
 from .type_ids import CONTACT_MODELS
@@ -248,7 +248,7 @@ class SolverMoreauGS(SolverBase):
     def _set_layout(self, layout) -> None:
         self.layout = layout
         self.hand_dynamics_adjoint = dynamics_adjoint_supported(
-            layout.topo, self.model.joint_type.numpy(), self.model.joint_parent.numpy()
+            layout, self.model.joint_type.numpy(), self.model.joint_parent.numpy()
         )
         """Whether articulation_dynamics' backward is the hand-written one (dynamics_adjoint.py), else Warp's
         generated one (BALL/D6 joints, or a model whose parameters require gradients)."""
@@ -514,8 +514,7 @@ class SolverMoreauGS(SolverBase):
             record_tape=not self.hand_dynamics_adjoint,
         )
         if self.hand_dynamics_adjoint and step.requires_grad and tape is not None:  # in place of Warp's adjoint
-            adjoint = DynamicsAdjoint(topo, n_art, sc, step, self.actuator_saturation, self._dof_sink, model.device)
-            tape.record_func(adjoint, [a for a in adjoint.arrays() if a.grad])
+            record(tape, DynamicsAdjoint(topo, n_art, sc, step, self.actuator_saturation, self._dof_sink, model.device))
         run(
             kernels.factor_and_solve,
             dim=n_art,
@@ -524,8 +523,7 @@ class SolverMoreauGS(SolverBase):
             record_tape=False,
         )
         if step.requires_grad and tape is not None:  # its hand-written adjoint, in place of Warp's
-            adjoint = FactorAdjoint(topo, n_art, sc, model.device)
-            tape.record_func(adjoint, [a for a in adjoint.arrays() if a.grad])
+            record(tape, FactorAdjoint(topo, n_art, sc, model.device))
         if shard.candidates > 0 and lay.terrain is not None:
             run(
                 contact_frames,
@@ -542,8 +540,7 @@ class SolverMoreauGS(SolverBase):
                 record_tape=not self.hand_jacobian_adjoint,
             )
             if self.hand_jacobian_adjoint and step.requires_grad and tape is not None:  # in place of Warp's adjoint
-                adjoint = JacobianAdjoint(topo, n_art, sc, state_in.joint_qd, dt, self._dof_sink, model.device)
-                tape.record_func(adjoint, [a for a in adjoint.arrays() if a.grad])
+                record(tape, JacobianAdjoint(topo, n_art, sc, state_in.joint_qd, dt, self._dof_sink, model.device))
         if shard.candidates > 0 and penalty:
             self._penalty_impulses(run, shard, sc, state_in.joint_qd, dt, residual, sweeps)
         elif shard.candidates > 0:
@@ -593,8 +590,9 @@ class SolverMoreauGS(SolverBase):
         )
         if step.requires_grad and tape is not None:  # its hand-written adjoint, in place of Warp's
             qd_in, qd_out = state_in.joint_qd, state_out.joint_qd
-            adjoint = VelocityAdjoint(topo, n_art, sc, qd_in, qd_out, dt, self._zero_dofs, self._dof_sink, model.device)
-            tape.record_func(adjoint, [a for a in adjoint.arrays() if a.grad])
+            record(
+                tape, VelocityAdjoint(topo, n_art, sc, qd_in, qd_out, dt, self._zero_dofs, self._dof_sink, model.device)
+            )
         run(
             kernels.integrate_positions,
             dim=shard.joints,
@@ -616,7 +614,7 @@ class SolverMoreauGS(SolverBase):
         self._runner.run([partial(self._advance, sh, sc, step, t, k) for sh, t, k in zip(shards, tapes, kappas)])
         if tape is not None:
             backward = ShardedBackward(partial(self.run_shards, backward=True), tapes, self.model.device, sums)
-            tape.record_func(backward, [a for a in backward.arrays() if a.grad])
+            record(tape, backward)
 
     def _penalty_impulses(self, run, shard: Shard, sc: StepScratch, qd, dt: float, residual, sweeps) -> None:
         """The penalty model's contact impulses from the start-of-step velocity ``qd`` (kernels.penalty_impulses);

@@ -52,6 +52,12 @@ class TapedLaunch:
         )
 
 
+def record(tape, backward) -> None:
+    """Put ``backward`` (a tape function with an ``arrays()`` method: its forward launch's arrays) on ``tape``, with
+    the arrays that carry gradients (the ones ``tape.zero()`` clears)."""
+    tape.record_func(backward, [a for a in backward.arrays() if a.grad])
+
+
 def launch(kernel, dim, inputs, outputs, device, struct_adjoints: dict, record_tape: bool = True, tape=None) -> None:
     """``wp.launch``; under an active tape (and ``record_tape``) the backward is recorded as a :class:`TapedLaunch`
     whose structs found in ``struct_adjoints`` (id -> (struct, its adjoint)) use the prebuilt adjoints. ``tape``:
@@ -62,5 +68,4 @@ def launch(kernel, dim, inputs, outputs, device, struct_adjoints: dict, record_t
         tape = None
     wp.launch(kernel, dim=dim, inputs=inputs, outputs=outputs, device=device, record_tape=False)
     if tape is not None:
-        step = TapedLaunch(kernel, dim, inputs, outputs, device, struct_adjoints)
-        tape.record_func(step, [a for a in step.arrays() if a.grad])
+        record(tape, TapedLaunch(kernel, dim, inputs, outputs, device, struct_adjoints))
