@@ -112,8 +112,8 @@ def install_timers(prof: StageProfile, env, runner) -> None:
         return
     start = alg._start_critic_fit
 
-    def start_timed():  # the wait for the fit's result is a stage of the iteration's own thread
-        done = start()
+    def start_timed(*args):  # the wait for the fit's result is a stage of the iteration's own thread
+        done = start(*args)
 
         def wait():
             t0 = time.perf_counter()

@@ -3,7 +3,9 @@ to recompute it (``scripts/tools/replay_horizon.py``).
 
 A snapshot is taken at every horizon start while capture is on (state dicts and the env state are small), so the
 file holds the networks and normaliser statistics the rollout used, not the ones after the update (the rollout
-normalises with the statistics frozen at its start; its observations enter them only after a valid update). The
+normalises with the statistics frozen at its start; its observations enter them only after a valid update). While
+a critic fit runs beside the rollout, the critic's weights in the snapshot may be mid-fit (a rollout never reads
+them) and the target critic is taken at the horizon's end, once the fit the horizon waited for is applied. The
 observation is stored too: the env may change its state after computing it (interval pushes, command resampling), so
 ``env.set_state`` could recompute a different one.
 """
@@ -27,7 +29,8 @@ def take_snapshot(runner) -> dict:
         "env_state": detached(env.get_state()),
         "obs": env.get_observations().detach().clone(),
         "model_state_dict": detached(alg.policy.state_dict()),
-        "target_critic_state_dict": detached(alg.target_critic.state_dict()),
+        # with a critic fit still running, the horizon's target critic is known only once it is applied (see end)
+        "target_critic_state_dict": None if alg.critic_fit_pending else detached(alg.target_critic.state_dict()),
         "obs_normalizer_state_dict": detached(norm.state_dict()) if norm is not None else None,
         "rng_state": rng_states(),
     }
@@ -81,6 +84,10 @@ class HorizonCapture:
         snap, self._snapshot = self._snapshot, None
         if snap is None or not self.is_bad(float(stats["grad_norm"])):
             return None
+        if snap["target_critic_state_dict"] is None:
+            if error is not None:  # the rollout failed before its update applied the fit it waited for
+                runner.alg.finish_critic_fit()
+            snap["target_critic_state_dict"] = detached(runner.alg.target_critic.state_dict())
         env = runner.env
         env_cfg = getattr(env, "cfg", None)
         spec = getattr(env, "spec", None)

@@ -4,8 +4,9 @@ Two threads of one interpreter share the GIL: the critic fit (a few thousand sma
 actor's backward through the physics (Warp launches, torch autograd) then take turns, and each runs about half as
 fast as alone. A forked process has its own interpreter. The critic's parameters are moved to shared memory before
 the fork, so the worker's optimiser steps write the networks the parent reads; the horizon's data and the
-shuffles (drawn by the parent, so its RNG sees the same draws) go through shared buffers, and only the learning
-rate, sizes and statistics through the pipe. The worker owns the live critic optimiser:
+shuffles (drawn by the parent, so its RNG sees the same draws) are copied into shared buffers when a fit starts (the
+parent's next rollout may then overwrite its own), and only the learning rate, sizes and statistics go through the
+pipe. The worker owns the live critic optimiser:
 :meth:`CriticFitProcess.optimizer_state` returns its state (checkpoints), and a parent that loads another state
 closes the worker, whose successor forks from the loaded one.
 
@@ -47,11 +48,11 @@ def _serve(alg, conn, obs, tgt, perms, parent: int) -> None:
         tag, kind, payload = request
         try:
             if kind == "fit":
-                n, epochs, lr, stats = payload
+                n, epochs, lr = payload
                 for group in alg.critic_optimizer.param_groups:
                     group["lr"] = lr
                 t0 = time.perf_counter()
-                stats, steps = alg._fit_critic(obs[:n], tgt[:n], stats, list(perms[:epochs, :n]))
+                stats, steps = alg._fit_critic(obs[:n], tgt[:n], list(perms[:epochs, :n]))
                 reply = (stats, steps, time.perf_counter() - t0)
             elif kind == "optimizer_state":
                 buf = io.BytesIO()
@@ -109,13 +110,13 @@ class CriticFitProcess:
         """Whether a horizon of ``n`` samples and ``epochs`` shuffles fits the shared buffers."""
         return n <= self.capacity and epochs <= self.epochs
 
-    def start_fit(self, obs: torch.Tensor, tgt: torch.Tensor, stats: dict, perms: list, lr: float):
+    def start_fit(self, obs: torch.Tensor, tgt: torch.Tensor, perms: list, lr: float):
         """Hand a fit to the worker; returns the callable that waits for ``(stats, optimiser steps, seconds)``."""
         n, epochs = obs.shape[0], len(perms)
         self.obs[:n].copy_(obs)
         self.tgt[:n].copy_(tgt)
         self.perms[:epochs, :n].copy_(torch.stack(perms))
-        tag = self._send("fit", (n, epochs, float(lr), stats))
+        tag = self._send("fit", (n, epochs, float(lr)))
         return lambda: self._receive(tag)
 
     def optimizer_state(self) -> dict:

@@ -152,7 +152,9 @@ class ShacLogger:
     ) -> list[tuple[str, float, int]]:
         """(tag, value, step) of every TensorBoard scalar of iteration ``it``, in writing order."""
         out = [(key if "/" in key else f"Episode/{key}", v, it) for key, v in ep_means.items()]
-        out += [("Loss/actor", stats["actor_loss"], it), ("Loss/critic", stats["critic_loss"], it)]
+        out.append(("Loss/actor", stats["actor_loss"], it))
+        if stats["critic_loss"] is not None:  # None: no critic fit reported yet (it runs beside the next rollout)
+            out.append(("Loss/critic", stats["critic_loss"], it))
         for tag, key in (
             ("grad_norm", "grad_norm"),
             ("mean_std", "mean_std"),
@@ -200,9 +202,10 @@ class ShacLogger:
         ret_text = f"{mean_return:.3f}" if mean_return is not None else "-"
         len_text = f"{mean_length:.1f}" if mean_length is not None else "-"
         kappa_text = f" | kappa {kappa:.4g}" if kappa is not None else ""
+        critic_text = f"{stats['critic_loss']:.4f}" if stats["critic_loss"] is not None else "-"
         return (
             f"[SHAC] it {it + 1}/{end_it} | samples {total_samples} | return {ret_text}"
-            f" | ep_len {len_text} | actor {stats['actor_loss']:.4f} | critic {stats['critic_loss']:.4f}"
+            f" | ep_len {len_text} | actor {stats['actor_loss']:.4f} | critic {critic_text}"
             f" | grad {stats['grad_norm']:.3g} | std {stats['mean_std']:.3f} | {fps:.0f} fps | fwd"
             f" {stats['forward_time']:.2f} s bwd {stats['backward_time']:.2f} s upd {stats['update_time']:.2f} s"
             f"{kappa_text}{skip}"

@@ -152,6 +152,7 @@ class ShacRunner:
                     self._iteration(it, end_it, guard)
                     self._agree_on_interrupt(guard)
                     guard.raise_if_pending()
+                self.alg.finish_critic_fit()  # the networks learn() leaves are the last iteration's
                 if self._writes_checkpoints:
                     path = os.path.join(self.log_dir or "", f"model_{self.current_learning_iteration}.pt")
                     if self.last_checkpoint != path:

@@ -14,6 +14,11 @@ where a segment ends at a done or at the horizon's end; V' is the target critic,
 failure (terminated), V'(terminal_obs) after a time-out (truncated) and V'(s_h) at the horizon's end.
 The critic is fit to TD(lambda) targets computed from the detached observations, rewards, dones and
 those target values (SHAC's ``compute_target_values``), with a soft-updated target critic.
+
+With ``critic_fit_overlaps_rollout`` the fit of horizon k runs in its worker beside horizon k+1's rollout. That
+rollout cannot evaluate V' until the fit is in (the soft update follows it), so it keeps the inputs of V' and the
+loss terms that do not depend on it, and :meth:`SHAC._finish_horizon` adds the segments once the fit has been
+applied: the same operations on the same numbers, so the update is bitwise the sequential one.
 """
 
 from __future__ import annotations
@@ -119,6 +124,13 @@ class SHAC:
         self._warned_terminal_obs = False
         self._critic_worker: ThreadPoolExecutor | None = None
         self._critic_process: CriticFitProcess | None = None
+        self._pending_fit = None
+        """The wait for a critic fit running beside the rollout (``critic_fit_overlaps_rollout``), or None."""
+        self._fit_report: dict[str, float] | None = None
+        """The statistics of the last applied critic fit, until an update reports them."""
+        self._deferred: list | None = None
+        """Per step of a horizon rolled out during a critic fit: V's inputs and the loss terms that wait for V'."""
+        self._deferred_grad = True
         self.critic_fit_seconds = 0.0
         """Seconds spent fitting the critic so far (in whichever thread or process fits it)."""
 
@@ -143,8 +155,7 @@ class SHAC:
             raise ValueError(f"Unknown learning-rate schedule {self.cfg.schedule!r}")
         for g in self.actor_optimizer.param_groups:
             g["lr"] = self.actor_lr
-        for g in self.critic_optimizer.param_groups:
-            g["lr"] = self.critic_lr
+        # the critic optimiser's rate is set when a fit starts: the previous fit may still be running in a thread
 
     # ------------------------------------------------------------------ rollout
 
@@ -166,6 +177,9 @@ class SHAC:
         self._actor_loss_sum = torch.zeros((), device=self.device)
         self._rew_acc = torch.zeros(self.num_envs, device=self.device)
         self._gamma_acc = torch.ones(self.num_envs, device=self.device)
+        # while a critic fit runs the target critic is not final: its values wait for the horizon's end
+        self._deferred = [] if self._pending_fit is not None else None
+        self._deferred_grad = torch.is_grad_enabled()
 
     def act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
         """Actions for the current step from raw ``obs`` (graph kept; reparameterised sample unless deterministic)."""
@@ -188,52 +202,87 @@ class SHAC:
         done = terminated | truncated
         if self._update_norm:
             self._norm_pending.append(obs.detach().to(self.device).clone())
-        next_v = self._next_values(self.normalize(obs.to(self.device)), terminated, truncated, extras)
+        value_inputs = self._value_inputs(self.normalize(obs.to(self.device)), terminated, truncated, extras)
+        next_v = self._next_values(*value_inputs) if self._deferred is None else None
 
         rewards = rewards.to(self.device).reshape(self.num_envs)
-        rew_acc = self._rew_acc + self._gamma_acc * rewards
-        seg = -(rew_acc + self.gamma * self._gamma_acc * next_v)
-        if last:
-            self._actor_loss_sum = self._actor_loss_sum + seg.sum()
+        terms = (self._rew_acc + self._gamma_acc * rewards, self._gamma_acc, done, last)
+        if next_v is None:
+            self._deferred.append((value_inputs, terms))
         else:
-            self._actor_loss_sum = self._actor_loss_sum + torch.where(done, seg, torch.zeros_like(seg)).sum()
-        self._rew_acc = torch.where(done, torch.zeros_like(rew_acc), rew_acc)
+            self._add_segments(i, terms, next_v)
+        self._rew_acc = torch.where(done, torch.zeros_like(terms[0]), terms[0])
         self._gamma_acc = torch.where(done, torch.ones_like(self._gamma_acc), self._gamma_acc * self.gamma)
 
         with torch.no_grad():
             self.rew_buf[i] = rewards
             self.done_buf[i] = 1.0 if last else done.float()
-            self.next_value_buf[i] = next_v
         self._step += 1
 
-    def _next_values(
+    def _add_segments(self, i: int, terms: tuple, next_v: torch.Tensor) -> None:
+        """Add step ``i``'s ended segments to the actor loss: ``terms`` are (discounted reward sum, gamma^k, done,
+        last step) and ``next_v`` the target values of the next states."""
+        rew_acc, gamma_acc, done, last = terms
+        seg = -(rew_acc + self.gamma * gamma_acc * next_v)
+        if last:
+            self._actor_loss_sum = self._actor_loss_sum + seg.sum()
+        else:
+            self._actor_loss_sum = self._actor_loss_sum + torch.where(done, seg, torch.zeros_like(seg)).sum()
+        with torch.no_grad():
+            self.next_value_buf[i] = next_v
+
+    def _value_inputs(
         self, obs_n: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, extras: dict | None
-    ) -> torch.Tensor:
-        """Target-critic value of the next state: 0 after a failure, V'(terminal_obs) after a time-out."""
-        next_v = self.target_critic(obs_n).squeeze(-1)
-        if not self.cfg.value_gradient:
-            next_v = next_v.detach()
-        next_v = torch.where(terminated, torch.zeros_like(next_v), next_v)
+    ) -> tuple:
+        """What :meth:`_next_values` evaluates: (normalised next observations, failures, indices of the time-outs or
+        None, their normalised terminal observations or None)."""
         time_out = truncated & ~terminated
         if not bool(time_out.any()):
-            return next_v
+            return obs_n, terminated, None, None
         term_obs = extras.get("terminal_obs") if extras is not None else None
         idx = time_out.nonzero(as_tuple=False).squeeze(-1)
         if term_obs is None:
             if not self._warned_terminal_obs:
                 print("[SHAC] warning: env gives no extras['terminal_obs']; time-outs are not bootstrapped.")
                 self._warned_terminal_obs = True
+            return obs_n, terminated, idx, None
+        return obs_n, terminated, idx, self.normalize(term_obs.to(self.device)[idx])
+
+    def _next_values(
+        self, obs_n: torch.Tensor, terminated: torch.Tensor, idx: torch.Tensor | None, term_n: torch.Tensor | None
+    ) -> torch.Tensor:
+        """Target-critic value of the next state: 0 after a failure, V'(terminal_obs) after a time-out (0 when the
+        env gives no terminal observation)."""
+        next_v = self.target_critic(obs_n).squeeze(-1)
+        if not self.cfg.value_gradient:
+            next_v = next_v.detach()
+        next_v = torch.where(terminated, torch.zeros_like(next_v), next_v)
+        if idx is None:
+            return next_v
+        if term_n is None:
             return next_v.index_put((idx,), torch.zeros(idx.numel(), device=next_v.device))
-        v_to = self.target_critic(self.normalize(term_obs.to(self.device)[idx])).squeeze(-1)
+        v_to = self.target_critic(term_n).squeeze(-1)
         if not self.cfg.value_gradient:
             v_to = v_to.detach()
         return next_v.index_put((idx,), v_to)
+
+    def _finish_horizon(self) -> None:
+        """For a horizon rolled out during a critic fit: wait for the fit, apply it, then add the segments that
+        waited for the target critic's values, step by step as :meth:`process_env_step` would have."""
+        if self._deferred is None:
+            return
+        self.finish_critic_fit()
+        deferred, self._deferred = self._deferred, None
+        with torch.set_grad_enabled(self._deferred_grad):
+            for i, (value_inputs, terms) in enumerate(deferred):
+                self._add_segments(i, terms, self._next_values(*value_inputs))
 
     def abort_horizon(self) -> None:
         """Drop the current horizon (its graph and partial data, pending normaliser data) without updating."""
         self._step = 0
         self._actor_loss_sum = None
         self._norm_pending = []
+        self._deferred = None
 
     def skip_iteration(self) -> dict[str, float]:
         """Count an iteration whose rollout failed (e.g. the env raised on a non-finite state) as non-finite."""
@@ -260,6 +309,7 @@ class SHAC:
     @property
     def actor_loss(self) -> torch.Tensor:
         """The horizon's actor loss so far, normalised by h * N."""
+        self._finish_horizon()
         return self._actor_loss_sum / (self.horizon * self.num_envs)
 
     # ------------------------------------------------------------------ update
@@ -284,18 +334,31 @@ class SHAC:
 
         A non-finite actor loss or gradient skips the actor step; non-finite critic data, loss or gradient
         skip the critic step(s). Either marks the iteration as non-finite (``nonfinite_count``,
-        ``consecutive_nonfinite``). An actor gradient norm above ``max_actor_grad_norm`` also skips the actor
-        step, counted apart (``exploding_count``). Returns scalar statistics; ``backward_time`` is the seconds of
-        the actor loss's backward (through the physics).
+        ``consecutive_nonfinite``). The horizon's observations enter the normaliser unless the actor step is
+        skipped as non-finite or the critic data is not finite. An actor gradient norm above ``max_actor_grad_norm``
+        also skips the actor step, counted apart (``exploding_count``). Returns scalar statistics; ``backward_time``
+        is the seconds of the actor loss's backward (through the physics).
+
+        With ``critic_fit_overlaps_rollout`` the critic fit is left running for the next rollout (applied by the next
+        update, :meth:`finish_critic_fit` or a checkpoint), and ``critic_loss`` and ``critic_skipped`` are the
+        previous fit's (``critic_loss`` None when no fit was reported since).
         """
         if self._step != self.horizon:
             raise RuntimeError(f"update() after {self._step} of {self.horizon} steps")
-        critic_fit = self._start_critic_fit()
-        stats = self._actor_step()
-        critic_stats, critic_steps = critic_fit()
-        if critic_steps:
-            self._update_target()
-        stats.update(critic_stats)
+        self._finish_horizon()
+        self.finish_critic_fit()
+        obs, tgt, stats = self._critic_data()
+        critic_fit = self._start_critic_fit(obs, tgt) if obs is not None else None
+        stats.update(self._actor_step())
+        if critic_fit is not None and self._overlaps_rollout():
+            self._pending_fit = critic_fit
+        elif critic_fit is not None:
+            self._apply_fit(critic_fit)
+        report, self._fit_report = self._fit_report, None
+        stats["critic_loss"] = report["critic_loss"] if report is not None else None
+        stats["critic_skipped"] = float(obs is None or (report is not None and bool(report["critic_skipped"])))
+        if obs is None:
+            stats["critic_loss"] = float("nan")
 
         nonfinite = bool(stats["actor_skipped"]) or bool(stats["critic_skipped"])
         stats["nonfinite"] = float(nonfinite)
@@ -304,6 +367,7 @@ class SHAC:
             self.consecutive_nonfinite += 1
         else:
             self.consecutive_nonfinite = 0
+        if not stats["actor_skipped"] and obs is not None:
             self._merge_pending_observations()
         self._norm_pending = []
         stats["nonfinite_count"] = float(self.nonfinite_count)
@@ -364,24 +428,48 @@ class SHAC:
         self.actor_optimizer.step()
         return grad_norm, False, False
 
-    def _start_critic_fit(self):
-        """Begin :meth:`_fit_critic` and return the callable that waits for its result: with ``concurrent_critic_fit``
-        and one process, in the worker that ``critic_fit_worker`` names (the caller's actor step runs meanwhile),
-        else at once. The shuffles are drawn here, in the caller's thread, so the global RNG sees the same draws in
-        the same order either way."""
-        obs, tgt, stats = self._critic_data()
-        if obs is None:
-            return lambda: ({**stats, "critic_loss": float("nan"), "critic_skipped": 1.0}, 0)
+    def _concurrent_fit(self) -> bool:
+        return bool(self.cfg.concurrent_critic_fit) and not distributed.is_multi_process()
+
+    def _overlaps_rollout(self) -> bool:
+        return self._concurrent_fit() and bool(self.cfg.critic_fit_overlaps_rollout)
+
+    @property
+    def critic_fit_pending(self) -> bool:
+        """Whether a critic fit is running beside the rollout (the target critic is not yet the next horizon's)."""
+        return self._pending_fit is not None
+
+    def finish_critic_fit(self) -> None:
+        """Wait for a critic fit left running beside the rollout and apply it (target-critic soft update); its
+        statistics go to the next update's. No-op without one."""
+        if self._pending_fit is None:
+            return
+        wait, self._pending_fit = self._pending_fit, None
+        self._apply_fit(wait)
+
+    def _apply_fit(self, wait) -> None:
+        fit_stats, steps = wait()
+        if steps:
+            self._update_target()
+        self._fit_report = fit_stats
+
+    def _start_critic_fit(self, obs: torch.Tensor, tgt: torch.Tensor):
+        """Begin :meth:`_fit_critic` and return the callable that waits for ``(statistics, optimiser steps)``: with
+        ``concurrent_critic_fit`` and one process, in the worker that ``critic_fit_worker`` names (the caller's actor
+        step, and with ``critic_fit_overlaps_rollout`` the next rollout, run meanwhile), else at once. The shuffles
+        are drawn here, in the caller's thread, so the global RNG sees the same draws in the same order either way."""
         perms = [torch.randperm(obs.shape[0], device=self.device) for _ in range(int(self.cfg.critic_iterations))]
-        if not (self.cfg.concurrent_critic_fit and not distributed.is_multi_process()):
-            result = self._fit_critic_timed(obs, tgt, stats, perms)
+        for g in self.critic_optimizer.param_groups:  # a worker process sets its own copy's
+            g["lr"] = self.critic_lr
+        if not self._concurrent_fit():
+            result = self._fit_critic_timed(obs, tgt, perms)
             return lambda: result
         if self.cfg.critic_fit_worker == "process" and self.device.type == "cpu":
             proc = self._critic_process
             if proc is None or not proc.fits(obs.shape[0], len(perms)):
                 self.close_critic_worker()
                 proc = self._critic_process = CriticFitProcess(self, obs.shape[0], len(perms))
-            wait = proc.start_fit(obs, tgt, stats, perms, self.critic_lr)
+            wait = proc.start_fit(obs, tgt, perms, self.critic_lr)
 
             def result():
                 fit_stats, steps, seconds = wait()
@@ -391,20 +479,25 @@ class SHAC:
             return result
         if self._critic_worker is None:
             self._critic_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shac-critic")
-        future = self._critic_worker.submit(self._fit_critic_timed, obs, tgt, stats, perms)
+        # the next rollout writes obs_buf while the thread may still read it
+        future = self._critic_worker.submit(self._fit_critic_timed, obs.clone(), tgt, perms)
         return future.result
 
-    def _fit_critic_timed(self, obs, tgt, stats, perms) -> tuple[dict[str, float], int]:
+    def _fit_critic_timed(self, obs, tgt, perms) -> tuple[dict[str, float], int]:
         """:meth:`_fit_critic`, its seconds added to :attr:`critic_fit_seconds`."""
         t0 = time.perf_counter()
         try:
-            return self._fit_critic(obs, tgt, stats, perms)
+            return self._fit_critic(obs, tgt, perms)
         finally:
             self.critic_fit_seconds += time.perf_counter() - t0
 
     def close_critic_worker(self, keep_state: bool = True) -> None:
         """Stop the critic fit's worker process or thread, if any (the next concurrent fit starts a new one).
-        ``keep_state``: first copy a worker process's critic optimiser state here (the next worker forks from it)."""
+        ``keep_state``: first apply a fit still running and copy a worker process's critic optimiser state here (the
+        next worker forks from it); else a running fit is dropped."""
+        if keep_state:
+            self.finish_critic_fit()
+        self._pending_fit = None
         if self._critic_process is not None:
             if keep_state:
                 self.critic_optimizer.load_state_dict(self._critic_process.optimizer_state())
@@ -414,7 +507,7 @@ class SHAC:
             self._critic_worker.shutdown(wait=True)
             self._critic_worker = None
 
-    def _fit_critic(self, obs, tgt, stats, perms) -> tuple[dict[str, float], int]:
+    def _fit_critic(self, obs, tgt, perms) -> tuple[dict[str, float], int]:
         """Fit the critic to the horizon's TD(lambda) targets: one epoch of shuffled minibatches per permutation in
         ``perms`` (``critic_iterations`` of them).
 
@@ -435,7 +528,7 @@ class SHAC:
                     loss_sum += loss
                     n_batches += 1
         critic_loss = loss_sum / n_batches if n_batches else float("nan")
-        return {**stats, "critic_loss": critic_loss, "critic_skipped": float(skipped)}, n_steps
+        return {"critic_loss": critic_loss, "critic_skipped": float(skipped)}, n_steps
 
     def _critic_data(self) -> tuple[torch.Tensor | None, torch.Tensor | None, dict[str, float]]:
         """(observations, targets) flattened over the horizon, or (None, None) when either is not finite (on any
@@ -510,6 +603,7 @@ class SHAC:
         return pol.to(device if device is not None else self.device)
 
     def state_dict(self) -> dict:
+        self.finish_critic_fit()
         if self._critic_process is not None:  # the live critic optimiser is the worker's
             self.critic_optimizer.load_state_dict(self._critic_process.optimizer_state())
         return {
@@ -521,9 +615,11 @@ class SHAC:
             "nonfinite_count": self.nonfinite_count,
             "consecutive_nonfinite": self.consecutive_nonfinite,
             "exploding_count": self.exploding_count,
+            "critic_fit_report": dict(self._fit_report) if self._fit_report is not None else None,
         }
 
     def load_state_dict(self, state: dict, load_optimizer: bool = True) -> None:
+        self.finish_critic_fit()  # a running fit would write the critic after it is loaded
         self.policy.load_state_dict(state["model_state_dict"])
         self.target_critic.load_state_dict(state["target_critic_state_dict"])
         if self.obs_normalizer is not None and state.get("obs_normalizer_state_dict") is not None:
@@ -535,3 +631,5 @@ class SHAC:
             self.nonfinite_count = int(state.get("nonfinite_count", 0))
             self.consecutive_nonfinite = int(state.get("consecutive_nonfinite", 0))
             self.exploding_count = int(state.get("exploding_count", 0))
+            report = state.get("critic_fit_report")
+            self._fit_report = dict(report) if report is not None else None

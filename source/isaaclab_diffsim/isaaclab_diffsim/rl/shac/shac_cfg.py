@@ -60,6 +60,7 @@ _ALGORITHM_RULES = {
     "target_critic_alpha": in_range(0, 1),
     "concurrent_critic_fit": boolean,
     "critic_fit_worker": one_of("process", "thread"),
+    "critic_fit_overlaps_rollout": boolean,
 }
 _KAPPA_SCHEDULE_RULES = {
     "kappa_start": positive,
@@ -197,6 +198,13 @@ class ShacAlgorithmCfg:
     """Where the concurrent fit runs: ``"process"``, a forked worker process on the CPU (its own interpreter: the fit's
     Python does not take turns with the backward's for the GIL, so each runs at full speed), or ``"thread"``, a
     worker thread. On a CUDA device the fit always runs in a thread (a forked process cannot use CUDA)."""
+
+    critic_fit_overlaps_rollout: bool = True
+    """With ``concurrent_critic_fit``: let the fit also run beside the next horizon's rollout, not only beside the
+    backward. The rollout never reads the critic; it needs the target critic (soft-updated after the fit) only for
+    the values of its done and last states, which it then evaluates at the horizon's end, once the fit is in: the same
+    numbers in the same order, so training is bitwise the non-overlapped one. The fit's statistics (``critic_loss``,
+    ``critic_skipped``) are reported one iteration late."""
 
     value_gradient: bool = True
     """Backpropagate the actor loss through the critic's value of the horizon's last state (SHAC: True).
