@@ -13,8 +13,8 @@ timed ones with stage timers:
 - backward: Warp adjoints (``wp.Tape.backward``, or a slot's replayed backward graph) and torch autograd (the rest
   of ``loss.backward()``);
 - update: critic fit (minibatch steps; with ``concurrent_critic_fit`` in a worker process or thread during the
-  backward, and the iteration's thread shows its wait for it), actor step (clip + Adam), the rest (TD(lambda)
-  targets, ...).
+  backward, and with ``critic_fit_overlaps_rollout`` also during the next rollout; the iteration's thread shows its
+  wait for it, at the update that applies it), actor step (clip + Adam), the rest (TD(lambda) targets, ...).
 
 Then it times the same number of horizons rolled out under ``torch.no_grad`` (policy acting, the env's captured
 forward graph) and prints the iteration's cost as a multiple of that untaped rollout. Interleaving is by block:
