@@ -20,7 +20,9 @@ every ``wp.launch`` of a step is bracketed by ``wp.synchronize`` and timed, aver
 steps; the share is of the profiled step's total (launch overhead included). On CPU the time is the calling
 thread's CPU time (Warp runs CPU kernels in that thread), so other processes on the machine barely move it; on
 CUDA it is wall time. Then the same for a taped horizon and its backward, kernel by kernel: each kernel's adjoint
-time beside its forward time (unless ``--skip-backward``). ``--profile`` prints only the profiles.
+time beside its forward time (unless ``--skip-backward``), with forward kinematics on the horizon's last step as the
+env bridge does (``--profile-fk last``) or on every step as the (f+b)/fwd horizon does (``--profile-fk every``).
+``--profile`` prints only the profiles.
 
 Newton peers run at their largest stable dt on ANYmal C with Newton's collision pipeline
 (run once per 5 ms frame unless --collide-every-step; MuJoCo-Warp uses its own contacts). A settle check
@@ -199,10 +201,10 @@ def profile_step(spec, worlds, device, steps):
     return step_s, rows
 
 
-def profile_backward(spec, worlds, device, steps, model_grads=False):
-    """Per-kernel time of a taped horizon of ``steps`` steps (forward kinematics on the last only, scratch pooled)
-    and of its backward: {kernel: s/step} for the forward launches and {kernel: s/step} for the adjoint ones, each
-    in the calling thread's CPU time (wall on CUDA)."""
+def profile_backward(spec, worlds, device, steps, model_grads=False, fk_every_step=False):
+    """Per-kernel time of a taped horizon of ``steps`` steps (forward kinematics on the last only, or on every step
+    with ``fk_every_step``; scratch pooled) and of its backward: {kernel: s/step} for the forward launches and
+    {kernel: s/step} for the adjoint ones, each in the calling thread's CPU time (wall on CUDA)."""
     clock = time.perf_counter if wp.get_device(device).is_cuda else time.thread_time
     model, _ = build_anymal_c_model(worlds, device=device, base_height=BASE_HEIGHT, requires_grad=model_grads)
     solver = SolverMoreauGS(model, **solver_kwargs(spec))
@@ -213,7 +215,8 @@ def profile_backward(spec, worlds, device, steps, model_grads=False):
         tape = wp.Tape()
         with fwd_timer, solver.taped_scratch() as scratch, tape:
             for i in range(steps):
-                solver.step(states[i], states[i + 1], control, None, FRAME_DT, forward_kinematics=i == steps - 1)
+                fk = fk_every_step or i == steps - 1
+                solver.step(states[i], states[i + 1], control, None, FRAME_DT, forward_kinematics=fk)
         states[-1].joint_q.grad.fill_(1.0)
         with bwd_timer:
             tape.backward()
@@ -229,14 +232,15 @@ def profile_backward(spec, worlds, device, steps, model_grads=False):
     return forward, adjoint
 
 
-def print_backward_profile(spec, worlds, device, steps, model_grads=False):
+def print_backward_profile(spec, worlds, device, steps, model_grads=False, fk_every_step=False):
     print(
-        f"Per-kernel forward and adjoint of a taped {spec} horizon of {steps} steps (forward kinematics on its last "
-        "step; each launch synchronised and timed; adjoint/forward is the kernel's reverse-mode cost"
+        f"Per-kernel forward and adjoint of a taped {spec} horizon of {steps} steps (forward kinematics on "
+        + ("every step" if fk_every_step else "its last step")
+        + "; each launch synchronised and timed; adjoint/forward is the kernel's reverse-mode cost"
         + ("; model parameters with gradients)" if model_grads else ")")
     )
     for W in worlds:
-        forward, adjoint = profile_backward(spec, W, device, steps, model_grads)
+        forward, adjoint = profile_backward(spec, W, device, steps, model_grads, fk_every_step)
         fwd, bwd = sum(forward.values()), sum(adjoint.values())
         print(f"  {W} worlds: forward {fwd * 1e3:.3f} ms/step, adjoint {bwd * 1e3:.3f} ms/step, ratio {bwd / fwd:.2f}")
         print(f"  {'kernel':>28} {'fwd us/step':>11} {'adj us/step':>11} {'adj/fwd':>7} {'adj share':>9}")
@@ -301,6 +305,13 @@ def main():
     p.add_argument("--profile-steps", type=int, default=50, help="steps averaged by the profile")
     p.add_argument("--profile", action="store_true", help="print only the per-kernel profile")
     p.add_argument(
+        "--profile-fk",
+        choices=("last", "every"),
+        default="last",
+        help="forward kinematics in the profiled taped horizon: on its last step (the env bridge) or on every step "
+        "(the (f+b)/fwd horizon)",
+    )
+    p.add_argument(
         "--model-grads",
         action="store_true",
         help="finalize the model with requires_grad=True: its parameters get gradients too, and articulation_dynamics "
@@ -335,7 +346,12 @@ def main():
         if not args.skip_backward:
             spec = "smoothed" if "smoothed" in models else models[0]
             print_backward_profile(
-                spec, profile_worlds, device, min(args.profile_steps, args.horizon), args.model_grads
+                spec,
+                profile_worlds,
+                device,
+                min(args.profile_steps, args.horizon),
+                args.model_grads,
+                args.profile_fk == "every",
             )
     if args.profile:
         return
