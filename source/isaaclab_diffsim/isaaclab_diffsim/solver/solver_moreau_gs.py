@@ -23,6 +23,7 @@ from .factor_adjoint import FactorAdjoint
 from .jacobian_adjoint import JacobianAdjoint
 from .jacobian_adjoint import supported as jacobian_adjoint_supported
 from .joints import integrate_multi_dof_positions
+from .kinematics_adjoint import KinematicsAdjoint
 from .model_checks import check_model, unhonoured_doc
 from .parameters import (
     DEFAULT_ADJOINT,
@@ -252,6 +253,11 @@ class SolverMoreauGS(SolverBase):
         )
         """Whether articulation_dynamics' backward is the hand-written one (dynamics_adjoint.py), else Warp's
         generated one (BALL/D6 joints, or a model whose parameters require gradients)."""
+        self.hand_kinematics_adjoint = self.hand_dynamics_adjoint
+        """Whether forward kinematics' backward is the hand-written one (kinematics_adjoint.py), else Warp's adjoint of
+        ``newton.eval_fk``; the same models as the dynamics'."""
+        spatial = partial(wp.zeros, max(self.model.body_count, 1), dtype=wp.spatial_vector, device=self.model.device)
+        self._fk_scratch = (spatial(), spatial())
         self.hand_jacobian_adjoint = jacobian_adjoint_supported(layout.topo)
         """Whether contact_jacobians' backward is the hand-written one (jacobian_adjoint.py), else Warp's generated
         one (ellipsoid candidates)."""
@@ -467,10 +473,26 @@ class SolverMoreauGS(SolverBase):
         else:
             self._advance_sharded(sc, step, tape)
         if forward_kinematics and part in (None, "kinematics"):
-            newton.eval_fk(model, state_out.joint_q, state_out.joint_qd, state_out)
+            self._forward_kinematics(state_out, tape)
         self._last = sc
         self._last_dt = dt
         self._warm_state = state_out
+
+    def _forward_kinematics(self, state, tape) -> None:
+        """``newton.eval_fk`` on ``state``; under ``tape`` with the hand-written adjoint in place of Warp's when the
+        model allows it and every array of the backward carries a gradient."""
+        arrays = (state.joint_q, state.joint_qd, state.body_q, state.body_qd)
+        if tape is None or not self.hand_kinematics_adjoint or not all(a.grad for a in arrays):
+            newton.eval_fk(self.model, state.joint_q, state.joint_qd, state)
+            return
+        runtime = _warp_context.runtime
+        runtime.tape = None  # the launch inside eval_fk is not recorded: its backward is KinematicsAdjoint
+        try:
+            newton.eval_fk(self.model, state.joint_q, state.joint_qd, state)
+        finally:
+            runtime.tape = tape
+        lay = self.layout
+        record(tape, KinematicsAdjoint(lay.topo, lay.articulation_count, state, self._fk_scratch, self.model.device))
 
     def _advance(self, shard: Shard, sc: StepScratch, step: SimpleNamespace, tape, kappa) -> None:
         """Steps 1-5 of a step (forward kinematics aside) for ``shard``'s articulations, its launches recorded on
