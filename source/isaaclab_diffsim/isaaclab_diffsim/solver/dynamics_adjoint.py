@@ -37,7 +37,7 @@ import warp as wp
 
 from .joints import TANH_SERIES_BELOW
 from .kernel_options import module_options
-from .spatial import force_cross, inertia_mul
+from .spatial import add_free_joint_q_adjoint, force_cross, inertia_mul, quat_torque
 from .topology import Layout, Topology
 from .type_ids import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
@@ -434,27 +434,13 @@ def articulation_dynamics_adjoint(
         r = wp.transform_get_rotation(X_wc)
         gX = body_X_grad[child]
         gt = wp.transform_get_translation(gX)
-        gq = wp.transform_get_rotation(gX)
-        rv = wp.vec3(r[0], r[1], r[2])
-        gqv = wp.vec3(gq[0], gq[1], gq[2])
-        w_pose = 0.5 * (r[3] * gqv + wp.cross(rv, gqv) - gq[3] * rv)
+        w_pose = quat_torque(r, wp.transform_get_rotation(gX))
         Phi = phi[child] + wp.spatial_vector(gt + c_bar, wp.cross(origin, gt) + wp.cross(c, c_bar) + w_bar + w_pose)
 
         if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
             q_grad[qs] = q_grad[qs] + wp.dot(S[ds], Phi)
         if jt == JOINT_FREE:
-            X_wj = topo.joint_X_p[j]
-            Rwj = wp.transform_get_rotation(X_wj)
-            o = wp.transform_point(X_wj, wp.vec3(q[qs], q[qs + 1], q[qs + 2]))
-            gp = wp.quat_rotate_inv(Rwj, wp.spatial_top(Phi))
-            g_theta = wp.quat_rotate_inv(Rwj, wp.spatial_bottom(Phi) + wp.cross(wp.spatial_top(Phi), o))
-            qv = wp.vec3(q[qs + 3], q[qs + 4], q[qs + 5])
-            qw = q[qs + 6]
-            g_rv = 2.0 * (qw * g_theta + wp.cross(g_theta, qv))
-            for i in range(3):
-                q_grad[qs + i] = q_grad[qs + i] + gp[i]
-                q_grad[qs + 3 + i] = q_grad[qs + 3 + i] + g_rv[i]
-            q_grad[qs + 6] = q_grad[qs + 6] - 2.0 * wp.dot(g_theta, qv)
+            add_free_joint_q_adjoint(topo.joint_X_p[j], q, qs, Phi, q_grad)
         if parent >= 0:
             phi[parent] = phi[parent] + Phi
             body_V_grad[parent] = body_V_grad[parent] + V_p_bar

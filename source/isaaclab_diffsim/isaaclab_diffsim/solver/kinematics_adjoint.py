@@ -25,7 +25,7 @@ from __future__ import annotations
 import warp as wp
 
 from .kernel_options import module_options
-from .spatial import force_cross
+from .spatial import add_free_joint_q_adjoint, force_cross, quat_torque
 from .topology import Topology
 from .type_ids import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
@@ -66,12 +66,9 @@ def forward_kinematics_adjoint(
         c = wp.transform_point(X, topo.body_com[b])
         gX = body_q_grad[b]
         gp = wp.transform_get_translation(gX)
-        gr = wp.transform_get_rotation(gX)
         gv = wp.spatial_top(body_qd_grad[b])
         gw = wp.spatial_bottom(body_qd_grad[b])
-        rv = wp.vec3(r[0], r[1], r[2])
-        grv = wp.vec3(gr[0], gr[1], gr[2])
-        w_pose = 0.5 * (r[3] * grv + wp.cross(rv, grv) - gr[3] * rv)
+        w_pose = quat_torque(r, wp.transform_get_rotation(gX))
         phi[b] = point_wrench(p, gp) + point_wrench(c, wp.cross(gv, w)) + wp.spatial_vector(wp.vec3(0.0), w_pose)
         twist_bar[b] = wp.spatial_vector(gv, gw + wp.cross(c, gv))
 
@@ -105,17 +102,10 @@ def forward_kinematics_adjoint(
             Phi = Phi + point_wrench(c, wp.cross(w, u_bar))
             gl = wp.quat_rotate_inv(Rp, u_bar)
             ga = wp.quat_rotate_inv(Rp, w_bar)
-            o = wp.transform_point(X_pj, wp.vec3(joint_q[qs], joint_q[qs + 1], joint_q[qs + 2]))
-            gpos = wp.quat_rotate_inv(Rp, wp.spatial_top(Phi))
-            g_theta = wp.quat_rotate_inv(Rp, wp.spatial_bottom(Phi) + wp.cross(wp.spatial_top(Phi), o))
-            qv = wp.vec3(joint_q[qs + 3], joint_q[qs + 4], joint_q[qs + 5])
-            g_rv = 2.0 * (joint_q[qs + 6] * g_theta + wp.cross(g_theta, qv))
             for i in range(3):
                 joint_qd_grad[ds + i] = joint_qd_grad[ds + i] + gl[i]
                 joint_qd_grad[ds + 3 + i] = joint_qd_grad[ds + 3 + i] + ga[i]
-                joint_q_grad[qs + i] = joint_q_grad[qs + i] + gpos[i]
-                joint_q_grad[qs + 3 + i] = joint_q_grad[qs + 3 + i] + g_rv[i]
-            joint_q_grad[qs + 6] = joint_q_grad[qs + 6] - 2.0 * wp.dot(g_theta, qv)
+            add_free_joint_q_adjoint(X_pj, joint_q, qs, Phi, joint_q_grad)
         if parent >= 0:
             phi[parent] = phi[parent] + Phi
             twist_bar[parent] = twist_bar[parent] + Vbar
