@@ -26,6 +26,14 @@ def train_cmd(log_root, *extra):
     return [sys.executable, str(ROOT / "scripts" / "train.py"), "--log_root", str(log_root), *TINY, *extra]
 
 
+def one_iteration_checkpoint(tmp_path) -> Path:
+    """The checkpoint of a tiny one-iteration SHAC run (no evaluation) in ``tmp_path/run``."""
+    log_dir = tmp_path / "run"
+    args = ["--max_iterations", "1", "--eval_episodes", "0", "--log_dir", str(log_dir)]
+    subprocess.run(train_cmd(tmp_path, *args), check=True, capture_output=True, timeout=600)
+    return log_dir / "model_1.pt"
+
+
 def run_dir(log_root) -> Path:
     (d,) = glob.glob(str(Path(log_root) / "shac" / "anymal_c_flat_diffsim" / "*"))
     return Path(d)
@@ -253,12 +261,10 @@ def test_export_ppo_checkpoint_matches_training_bundle(tmp_path):
 @pytest.mark.integration
 def test_gradient_horizon_script_keys_each_contact_model_of_a_checkpoint(tmp_path):
     """The checkpoint's policy settings do not overwrite the result labels: one row set per (robot, contact model)."""
-    log_dir = tmp_path / "run"
-    args = ["--max_iterations", "1", "--eval_episodes", "0", "--log_dir", str(log_dir)]
-    subprocess.run(train_cmd(tmp_path, *args), check=True, capture_output=True, timeout=600)
+    checkpoint = one_iteration_checkpoint(tmp_path)
     script = ROOT / "scripts" / "experiments" / "gradient_norm_vs_horizon.py"
     out = tmp_path / "gnh"
-    argv = [sys.executable, str(script), "--checkpoint", str(log_dir / "model_1.pt"), "--horizons", "1,2"]
+    argv = [sys.executable, str(script), "--checkpoint", str(checkpoint), "--horizons", "1,2"]
     argv += ["--contact_models", "smoothed,hard", "--num_envs", "2", "--repeats", "1", "--out", str(out)]
     subprocess.run(argv, check=True, capture_output=True, timeout=600)
     results = json.loads((out / "gradient_norm_vs_horizon.json").read_text())["results"]
@@ -269,12 +275,10 @@ def test_gradient_horizon_script_keys_each_contact_model_of_a_checkpoint(tmp_pat
 @pytest.mark.integration
 def test_actor_gradient_tool_reproduces_a_checkpoints_gradients(tmp_path):
     """scripts/tools/actor_gradient.py run twice on one checkpoint: the same losses and gradients (rel. 0, cosine 1)."""
-    log_dir = tmp_path / "run"
-    args = ["--max_iterations", "1", "--eval_episodes", "0", "--log_dir", str(log_dir)]
-    subprocess.run(train_cmd(tmp_path, *args), check=True, capture_output=True, timeout=600)
+    checkpoint = one_iteration_checkpoint(tmp_path)
     script = ROOT / "scripts" / "tools" / "actor_gradient.py"
     overrides = [a for a in TINY if "=" in a]
-    base = [sys.executable, str(script), str(log_dir / "model_1.pt"), "--horizons", "2", "--num_envs", "2"]
+    base = [sys.executable, str(script), str(checkpoint), "--horizons", "2", "--num_envs", "2"]
     first, second = tmp_path / "a.pt", tmp_path / "b.pt"
     subprocess.run([*base, "--out", str(first), *overrides], check=True, capture_output=True, timeout=600)
     run = subprocess.run(
