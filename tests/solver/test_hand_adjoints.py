@@ -1,5 +1,6 @@
-"""The solver's hand-written adjoints (articulation_dynamics, contact_jacobians) on the tape, against Warp's generated
-adjoints of the same kernels, over a few contact steps; and which adjoint the solver picks for a model."""
+"""The solver's hand-written adjoints (articulation_dynamics, contact_jacobians, forward kinematics,
+integrate_positions) on the tape, against Warp's generated adjoints of the same kernels, over a few contact steps; and
+which adjoint the solver picks for a model."""
 
 import math
 
@@ -35,6 +36,8 @@ def taped_rollout(model, hand: bool, threads: int = 1, steps: int = 4):
     solver = SolverMoreauGS(model, kappa=300.0, margin=0.02, threads=threads)
     solver.hand_dynamics_adjoint &= hand
     solver.hand_jacobian_adjoint &= hand
+    solver.hand_kinematics_adjoint &= hand
+    solver.hand_position_adjoint &= hand
     states = [model.state(requires_grad=True) for _ in range(steps + 1)]
     rng = np.random.default_rng(5)
     nq, nd = model.joint_coord_count, model.joint_dof_count
@@ -64,7 +67,9 @@ NAMES = ("q0", "qd0", "target_q", "joint_f", "body_f", "kappa")
 def test_solver_picks_the_hand_adjoints_where_they_are_whole():
     assert SolverMoreauGS(anymal()).hand_dynamics_adjoint
     assert SolverMoreauGS(anymal()).hand_jacobian_adjoint
+    assert SolverMoreauGS(anymal()).hand_position_adjoint
     assert not SolverMoreauGS(anymal(parameter_grads=True)).hand_dynamics_adjoint  # masses etc. want gradients
+    assert not SolverMoreauGS(anymal(parameter_grads=True)).hand_position_adjoint  # body_com wants gradients
     builder = newton.ModelBuilder()
     link = builder.add_link(mass=1.0, inertia=wp.mat33(np.eye(3) * 0.1))
     builder.add_articulation([builder.add_joint_ball(-1, link)])
@@ -82,7 +87,7 @@ def test_tape_gradients_are_warps(scene):
     make = anymal if scene == "anymal" else sphere_on_ridge
     _, ref = taped_rollout(make(), hand=False)
     solver, ours = taped_rollout(make(), hand=True)
-    assert solver.hand_dynamics_adjoint and solver.hand_jacobian_adjoint
+    assert solver.hand_dynamics_adjoint and solver.hand_jacobian_adjoint and solver.hand_position_adjoint
     for name, a, b in zip(NAMES, ours, ref):
         if name in ("target_q", "joint_f") and scene != "anymal":
             continue  # a free sphere has no drives

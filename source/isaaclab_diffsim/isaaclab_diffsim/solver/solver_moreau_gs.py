@@ -37,6 +37,7 @@ from .parameters import (
     check_parameters,
     penalty_coefficients,
 )
+from .position_adjoint import PositionAdjoint
 from .scratch import StepScratch
 from .shards import Shard, ShardedBackward, ShardRunner, ShardTape, capturing
 from .shards import split as split_shards
@@ -211,6 +212,7 @@ class SolverMoreauGS(SolverBase):
         self._default_control = None
         self._zero_dofs = wp.zeros(max(model.joint_dof_count, 1), dtype=float, device=model.device)
         self._dof_sink = wp.zeros_like(self._zero_dofs)  # hand adjoints write a missing dof gradient here
+        self._coord_sink = wp.zeros(max(model.joint_coord_count, 1), dtype=float, device=model.device)  # ... a coord's
         self._adjoint_scratch = None
         self._new_warm_start()
 
@@ -256,6 +258,9 @@ class SolverMoreauGS(SolverBase):
         self.hand_kinematics_adjoint = self.hand_dynamics_adjoint
         """Whether forward kinematics' backward is the hand-written one (kinematics_adjoint.py), else Warp's adjoint of
         ``newton.eval_fk``; the same models as the dynamics'."""
+        self.hand_position_adjoint = self.hand_dynamics_adjoint
+        """Whether integrate_positions' backward is the hand-written one (position_adjoint.py), else Warp's generated
+        one (which also maps the model's body_com and joint_X_c); the same models as the dynamics'."""
         spatial = partial(wp.zeros, max(self.model.body_count, 1), dtype=wp.spatial_vector, device=self.model.device)
         self._fk_scratch = (spatial(), spatial())
         self.hand_jacobian_adjoint = jacobian_adjoint_supported(layout.topo)
@@ -509,13 +514,7 @@ class SolverMoreauGS(SolverBase):
         def run(kernel, dim, inputs, outputs, record_tape=True):
             launch(kernel, dim, inputs, outputs, model.device, shard.struct_adjoints, record_tape, tape)
 
-        run(
-            kernels.integrate_positions,
-            dim=shard.joints,
-            inputs=[topo, model.body_com, state_in.joint_q, state_in.joint_qd, step.first, shard.joint_offset],
-            outputs=[sc.q_mid],
-        )
-        self._integrate_multi_dof(run, shard, state_in.joint_q, state_in.joint_qd, step.first, sc.q_mid)
+        self._integrate_positions(run, shard, step, tape, state_in.joint_q, state_in.joint_qd, step.first, sc.q_mid)
         run(
             kernels.articulation_dynamics,
             dim=n_art,
@@ -615,13 +614,7 @@ class SolverMoreauGS(SolverBase):
             record(
                 tape, VelocityAdjoint(topo, n_art, sc, qd_in, qd_out, dt, self._zero_dofs, self._dof_sink, model.device)
             )
-        run(
-            kernels.integrate_positions,
-            dim=shard.joints,
-            inputs=[topo, model.body_com, sc.q_mid, state_out.joint_qd, step.second, shard.joint_offset],
-            outputs=[state_out.joint_q],
-        )
-        self._integrate_multi_dof(run, shard, sc.q_mid, state_out.joint_qd, step.second, state_out.joint_q)
+        self._integrate_positions(run, shard, step, tape, sc.q_mid, state_out.joint_qd, step.second, state_out.joint_q)
 
     def _advance_sharded(self, sc: StepScratch, step: SimpleNamespace, tape) -> None:
         """:meth:`_advance` for every shard at once, one per thread (shards.py); under a tape one ShardedBackward
@@ -654,6 +647,24 @@ class SolverMoreauGS(SolverBase):
             ],
             outputs=[sc.v_contact, sc.weight, sc.impulse, residual, sweeps],
         )
+
+    def _integrate_positions(self, run, shard: Shard, step: SimpleNamespace, tape, q_in, qd, h, q_out) -> None:
+        """q_out = q_in + h qdot(q_in, qd) for ``shard``'s joints; under ``tape`` with the hand-written adjoint of
+        the 1-dof and free joints' launch (position_adjoint.py) in place of Warp's where the model allows it."""
+        model = self.model
+        hand = self.hand_position_adjoint
+        run(
+            kernels.integrate_positions,
+            dim=shard.joints,
+            inputs=[shard.topo, model.body_com, q_in, qd, h, shard.joint_offset],
+            outputs=[q_out],
+            record_tape=not hand,
+        )
+        if hand and step.requires_grad and tape is not None and q_out.grad is not None:
+            sinks = (self._coord_sink, self._dof_sink)
+            joints = (shard.topo, shard.joints, shard.joint_offset)
+            record(tape, PositionAdjoint(*joints, model.body_com, q_in, qd, h, q_out, sinks, model.device))
+        self._integrate_multi_dof(run, shard, q_in, qd, h, q_out)
 
     def _integrate_multi_dof(self, run, shard: Shard, q_in, qd, h, q_out) -> None:
         """The BALL / D6 part of a position update (a separate launch, so models without them pay nothing)."""
