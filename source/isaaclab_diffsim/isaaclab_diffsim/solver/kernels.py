@@ -46,6 +46,13 @@ def contact_mu(topo: Topology, ci: int):
     return 0.5 * (topo.shape_mu[topo.cand_shape[ci]] + topo.shape_mu[topo.cand_plane[ci]])
 
 
+@wp.func
+def free_joint_com_offset(topo: Topology, body_com: wp.array(dtype=wp.vec3), j: int):
+    """Free joint j's child COM from the joint frame origin, in the joint frame (joint_qd's linear part is the COM
+    velocity; the coordinate is the joint frame origin)."""
+    return wp.transform_point(wp.transform_inverse(topo.joint_X_c[j]), body_com[topo.joint_child[j]])
+
+
 @wp.kernel
 def integrate_positions(
     topo: Topology,
@@ -69,8 +76,7 @@ def integrate_positions(
         r = wp.quat(q_in[qs + 3], q_in[qs + 4], q_in[qs + 5], q_in[qs + 6])
         v = wp.vec3(qd[ds], qd[ds + 1], qd[ds + 2])
         w = wp.vec3(qd[ds + 3], qd[ds + 4], qd[ds + 5])
-        # joint_qd's linear part is the COM velocity; the coordinate is the joint frame origin
-        c_j = wp.transform_point(wp.transform_inverse(topo.joint_X_c[j]), body_com[topo.joint_child[j]])
+        c_j = free_joint_com_offset(topo, body_com, j)
         p_new = p + h * (v - wp.cross(w, wp.quat_rotate(r, c_j)))
         r_dot = wp.quat(w[0], w[1], w[2], 0.0) * r * 0.5
         r_new = wp.normalize(r + r_dot * h)

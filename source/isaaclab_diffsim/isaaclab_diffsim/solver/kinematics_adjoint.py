@@ -117,13 +117,8 @@ class KinematicsAdjoint:
 
     def __init__(self, topo: Topology, articulations: int, state, scratch: tuple, device):
         """``scratch``: two spatial-vector arrays of one entry per body (reused by every call)."""
-        self.topo, self.articulations, self.state, self.scratch, self.device = (
-            topo,
-            articulations,
-            state,
-            scratch,
-            device,
-        )
+        self.topo, self.articulations, self.device = topo, articulations, device
+        self.state, self.scratch = state, scratch
 
     def arrays(self) -> list:
         """The forward launch's array arguments (what :func:`isaaclab_diffsim.bridge.tape_nbytes` counts)."""

@@ -21,6 +21,7 @@ Equal to Warp's adjoint up to the order of float additions, and to central finit
 import warp as wp
 
 from .kernel_options import module_options
+from .kernels import free_joint_com_offset
 from .topology import Topology
 from .type_ids import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
@@ -51,7 +52,7 @@ def integrate_positions_adjoint(
         u = wp.vec3(q_in[qs + 3], q_in[qs + 4], q_in[qs + 5])
         s = q_in[qs + 6]
         w = wp.vec3(qd[ds + 3], qd[ds + 4], qd[ds + 5])
-        x = wp.transform_point(wp.transform_inverse(topo.joint_X_c[j]), body_com[topo.joint_child[j]])
+        x = free_joint_com_offset(topo, body_com, j)
         a = wp.quat_rotate(wp.quat(u, s), x)
         g_p = wp.vec3(q_out_grad[qs], q_out_grad[qs + 1], q_out_grad[qs + 2])
         g_v = wp.vec3(q_out_grad[qs + 3], q_out_grad[qs + 4], q_out_grad[qs + 5])

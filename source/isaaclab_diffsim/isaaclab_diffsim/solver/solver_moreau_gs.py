@@ -211,8 +211,9 @@ class SolverMoreauGS(SolverBase):
         self._last_dt = 1.0
         self._default_control = None
         self._zero_dofs = wp.zeros(max(model.joint_dof_count, 1), dtype=float, device=model.device)
-        self._dof_sink = wp.zeros_like(self._zero_dofs)  # hand adjoints write a missing dof gradient here
-        self._coord_sink = wp.zeros(max(model.joint_coord_count, 1), dtype=float, device=model.device)  # ... a coord's
+        # hand adjoints write a missing dof (coordinate) gradient here
+        self._dof_sink = wp.zeros_like(self._zero_dofs)
+        self._coord_sink = wp.zeros(max(model.joint_coord_count, 1), dtype=float, device=model.device)
         self._adjoint_scratch = None
         self._new_warm_start()
 
