@@ -42,10 +42,21 @@ NOISY_MEASUREMENTS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "join
 """The measurements (and DiffObservationsCfg fields) the task's observation noise corrupts."""
 
 
-def draw_commands(episodes: int, vx_range: tuple[float, float], seed: int) -> np.ndarray:
-    """(episodes, 3) forward commands (vx uniform in ``vx_range``, vy = yaw rate = 0), the same for both sims."""
+def draw_commands(
+    episodes: int,
+    vx_range: tuple[float, float],
+    seed: int,
+    vy_range: tuple[float, float] = (0.0, 0.0),
+    yaw_range: tuple[float, float] = (0.0, 0.0),
+) -> np.ndarray:
+    """(episodes, 3) commands (vx, vy, yaw rate) uniform in their ranges, the same for both sims; with the default
+    zero lateral and yaw ranges, forward commands only (drawn as before those ranges existed)."""
+    rng = np.random.default_rng(seed)
     cmd = np.zeros((episodes, 3))
-    cmd[:, 0] = np.random.default_rng(seed).uniform(*vx_range, episodes)
+    cmd[:, 0] = rng.uniform(*vx_range, episodes)
+    for axis, bounds in ((1, vy_range), (2, yaw_range)):
+        if tuple(bounds) != (0.0, 0.0):
+            cmd[:, axis] = rng.uniform(*bounds, episodes)
     return cmd
 
 
@@ -125,6 +136,7 @@ def run_diffsim(bundle, variant, commands, episode_s, seed, noise=None, device="
     cfg.episode_length_s = episode_s
     cfg.init_base_height = INIT_HEIGHT
     cfg.commands.resampling_time_s = episode_s + 1.0
+    cfg.commands.heading_command, cfg.commands.rel_standing_envs = False, 0.0  # the drawn commands, held
     ev = cfg.events
     ev.base_mass_add_range = (variant.payload, variant.payload)
     ev.base_com_range = {"x": (0.0, 0.0), "y": (0.0, 0.0), "z": (0.0, 0.0)}
@@ -185,6 +197,7 @@ def run_diffsim(bundle, variant, commands, episode_s, seed, noise=None, device="
                     feet,
                     term.cpu().numpy(),
                     trunc.cpu().numpy(),
+                    env.q[:, 0:3].detach().cpu().numpy(),
                 )
             )
     finally:
@@ -214,6 +227,8 @@ def main(argv=None):
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--episode_s", type=float, default=20.0, help="episode length [s] (the task's: 20)")
     parser.add_argument("--vx_range", type=float, nargs=2, default=(-1.0, 1.0), help="forward command range [m/s]")
+    parser.add_argument("--vy_range", type=float, nargs=2, default=(0.0, 0.0), help="lateral command range [m/s]")
+    parser.add_argument("--yaw_range", type=float, nargs=2, default=(0.0, 0.0), help="yaw-rate command range [rad/s]")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu", help="device of --sim diffsim (MuJoCo runs on the CPU)")
     parser.add_argument("--out", default=None, help="JSON file for the results")
@@ -237,7 +252,13 @@ def main(argv=None):
         raise SystemExit(f"[sim2sim] error: {err}") from None
     if args.trace and not args.trace_step_s > 0:
         parser.error(f"--trace_step_s must be > 0, got {args.trace_step_s}")
-    commands = draw_commands(args.episodes, tuple(args.vx_range), args.seed)
+    for name in ("vx_range", "vy_range", "yaw_range"):
+        lo, hi = getattr(args, name)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            parser.error(f"--{name} must be finite with low <= high, got {lo} {hi}")
+    commands = draw_commands(
+        args.episodes, tuple(args.vx_range), args.seed, tuple(args.vy_range), tuple(args.yaw_range)
+    )
     noise = task_noise_ranges() if any(v.noise for v in variants) else None
     run = run_mujoco if args.sim == "mujoco" else functools.partial(run_diffsim, device=args.device)
     results = {}
@@ -254,6 +275,8 @@ def main(argv=None):
         ("lim rad", "joint_limit_max_rad", "{:>9.3f}"),
         ("dtau Nm", "torque_change_rms", "{:>9.2f}"),
         ("slip m/s", "foot_slip_speed", "{:>9.3f}"),
+        ("td/ft/s", "touchdowns_per_foot_s", "{:>8.2f}"),
+        ("drift m", "drift_m", "{:>8.3f}"),
         ("wall s", "wall_s", "{:>8.1f}"),
     )
     print(f"{'variant':<14}" + "".join(f"{h:>{len(fmt.format(0.0))}}" for h, _, fmt in columns))

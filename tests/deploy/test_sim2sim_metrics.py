@@ -28,6 +28,7 @@ def run(steps, cmd=(1.0, 0.0, 0.5), fall_at=None, **fields):
         "torque": lambda k: np.zeros(J),
         "foot_pos": lambda k: np.tile([0.0, 0.0, RADIUS], (4, 1)),
     }
+    base_pos = fields.pop("base_pos", None)
     default.update(fields)
     for k in range(steps):
         acc.add(
@@ -35,6 +36,7 @@ def run(steps, cmd=(1.0, 0.0, 0.5), fall_at=None, **fields):
                 **{name: f(k)[None] for name, f in default.items()},
                 terminated=np.array([k == fall_at]),
                 truncated=np.array([k + 1 == steps]),
+                base_pos=None if base_pos is None else base_pos(k)[None],
             )
         )
     return acc.episodes()[0]
@@ -79,6 +81,21 @@ def test_foot_slip_in_stance_only():
     ep = run(11, foot_pos=feet)
     # 4 stance feet, 3 at rest and LF at 0.5 m/s, over steps 1..9 (step 10 ends the episode)
     assert math.isclose(ep.foot_slip_speed, 0.5 / 3, rel_tol=1e-9)
+
+
+def test_touchdowns_and_drift():
+    def feet(k):
+        p = np.tile([0.0, 0.0, RADIUS], (4, 1))
+        p[0, 2] = RADIUS + (2 * CONTACT_HEIGHT if k % 10 < 5 else 0.0)  # LF: 5 steps up, 5 down, from step 0
+        return p
+
+    # 41 steps: LF lands at steps 5, 15, 25, 35 (step 40 ends the episode and is left out)
+    ep = run(41, foot_pos=feet, base_pos=lambda k: np.array([0.01 * k, -0.02 * k, 0.6]))
+    assert math.isclose(ep.touchdowns_per_foot_s, 4 / (4 * 41 * DT))
+    assert math.isclose(ep.drift_m, math.hypot(0.01 * 39, 0.02 * 39))  # from step 0 to step 39
+    still = run(20, base_pos=lambda k: np.array([1.0, 2.0, 0.6]))
+    assert still.touchdowns_per_foot_s == 0.0 and still.drift_m == 0.0
+    assert run(5).drift_m == 0.0  # no base positions: no drift measure
 
 
 def test_summary_means_and_max():

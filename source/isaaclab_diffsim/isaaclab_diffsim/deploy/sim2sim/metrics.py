@@ -30,6 +30,10 @@ class EpisodeMetrics:
     joint_limit_max_rad: float = 0.0
     torque_change_rms: float = 0.0
     foot_slip_speed: float = 0.0
+    touchdowns_per_foot_s: float = 0.0
+    """Swing-to-stance transitions of the feet per foot per second (a robot that stands still: 0)."""
+    drift_m: float = 0.0
+    """Horizontal distance [m] of the base from its start at the episode's last step before it ended."""
 
 
 def summarize(episodes: list[EpisodeMetrics], step_dt: float) -> dict:
@@ -52,6 +56,8 @@ def summarize(episodes: list[EpisodeMetrics], step_dt: float) -> dict:
         "joint_limit_max_rad": float(max(e.joint_limit_max_rad for e in episodes)),
         "torque_change_rms": mean("torque_change_rms"),
         "foot_slip_speed": mean("foot_slip_speed"),
+        "touchdowns_per_foot_s": mean("touchdowns_per_foot_s"),
+        "drift_m": mean("drift_m"),
     }
 
 
@@ -70,6 +76,8 @@ class StepSample:
     foot_pos: np.ndarray | None
     terminated: np.ndarray
     truncated: np.ndarray
+    base_pos: np.ndarray | None = None
+    """Base positions in the world (N, 3) (None: no drift measure)."""
 
 
 class EpisodeAccumulator:
@@ -90,6 +98,9 @@ class EpisodeAccumulator:
         self.limit_steps, self.limit_max = z.copy(), z.copy()
         self.dtau2, self.dtau_count = z.copy(), z.copy()
         self.slip, self.slip_count = z.copy(), z.copy()
+        self.touchdowns = z.copy()
+        self.start_xy: np.ndarray | None = None
+        self.last_xy: np.ndarray | None = None
         self.prev_torque: np.ndarray | None = None
         self.prev_feet: np.ndarray | None = None
 
@@ -121,7 +132,15 @@ class EpisodeAccumulator:
                 speed = np.linalg.norm(s.foot_pos[..., :2] - self.prev_feet[..., :2], axis=-1) / self.dt
                 self.slip += np.where(stance, speed, 0.0).sum(1)
                 self.slip_count += stance.sum(1)
+                landed = ~self._stance(self.prev_feet) & self._stance(s.foot_pos)
+                self.touchdowns += (landed & (a & (self.length > 0) & ~ended)[:, None]).sum(1)
             self.prev_feet = s.foot_pos.copy()
+        if s.base_pos is not None:
+            xy = np.array(s.base_pos, dtype=np.float64)[:, :2]
+            if self.start_xy is None:  # the batch's episodes start together: after their first step
+                self.start_xy, self.last_xy = xy.copy(), xy.copy()
+            # a simulator may have reset the robot with the step that ends an episode: that position is left out
+            self.last_xy = np.where((a & ~ended)[:, None], xy, self.last_xy)
         self.length += a
         self.fell |= a & s.terminated
         self.active = a & ~ended
@@ -131,6 +150,7 @@ class EpisodeAccumulator:
 
     def episodes(self) -> list[EpisodeMetrics]:
         n = np.maximum(self.length, 1)
+        feet = 1 if self.prev_feet is None else self.prev_feet.shape[1]
         return [
             EpisodeMetrics(
                 command_vx=float(self.commands[i, 0]),
@@ -145,6 +165,8 @@ class EpisodeAccumulator:
                 joint_limit_max_rad=float(self.limit_max[i]),
                 torque_change_rms=float(np.sqrt(self.dtau2[i] / max(self.dtau_count[i], 1))),
                 foot_slip_speed=float(self.slip[i] / max(self.slip_count[i], 1)),
+                touchdowns_per_foot_s=float(self.touchdowns[i] / (feet * n[i] * self.dt)),
+                drift_m=0.0 if self.start_xy is None else float(np.linalg.norm(self.last_xy[i] - self.start_xy[i])),
             )
             for i in range(len(self.commands))
         ]

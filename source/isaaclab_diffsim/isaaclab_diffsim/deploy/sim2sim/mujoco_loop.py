@@ -131,6 +131,7 @@ class MujocoRunner:
                 d.geom_xpos[robot.foot_geoms][None].copy(),
                 np.array([fell]),
                 np.array([k + 1 == steps]),
+                d.qpos[None, 0:3].copy(),
             )
             acc.add(sample)
             if trace is not None:

@@ -48,6 +48,20 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     """
 
     cfg_class = DiffVelocityEnvCfg
+    REWARD_PARAMETERS = frozenset(
+        {
+            "tracking_std",
+            "feet_air_time_threshold",
+            "foot_clearance_height",
+            "foot_clearance_std",
+            "foot_clearance_tanh_mult",
+            "foot_lift_height",
+            "foot_lift_max_air_s",
+            "base_height_target",
+            "base_height_sharpness",
+        }
+    )
+    """The fields of ``cfg.rewards`` that parametrise a term; every other field is a term's weight."""
     STATE_FIELDS = (
         "q",
         "qd",
@@ -124,11 +138,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.action_queue = torch.zeros(n, cfg.events.action_delay_range[1], nj, device=dev)
         """The last actions, newest first, as many as the longest delay (``events.action_delay_range``)."""
         self.action_delay = torch.zeros(n, dtype=torch.long, device=dev)
-        self.term_names = [
-            k
-            for k in vars(cfg.rewards)
-            if not k.startswith(("tracking_std", "feet_air_time_", "foot_clearance_", "foot_lift_"))
-        ]
+        self.term_names = [k for k in vars(cfg.rewards) if k not in self.REWARD_PARAMETERS]
         if cfg.gait.period_s > 0:
             self.term_names.append("gait_foot_height_l2")
         self.episode_sums = {k: torch.zeros(n, device=dev) for k in self.term_names}
@@ -555,6 +565,17 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             terms["foot_lift"] = self._foot_lift(body_q)
         if w.joint_deviation_l1 != 0.0:
             terms["joint_deviation_l1"] = (q[:, 7:] - self.default_leg).abs().sum(1)
+        if w.joint_deviation_l2 != 0.0:
+            terms["joint_deviation_l2"] = ((q[:, 7:] - self.default_leg) ** 2).sum(1)
+        if w.track_lin_vel_xy_l2 != 0.0:
+            terms["track_lin_vel_xy_l2"] = ((self.commands[:, :2] - lin_b[:, :2]) ** 2).sum(1)
+        if w.track_ang_vel_z_l2 != 0.0:
+            terms["track_ang_vel_z_l2"] = (self.commands[:, 2] - ang_b[:, 2]) ** 2
+        if w.base_height_exp != 0.0:
+            h = self.height_above_ground(q[:, 0:3])
+            terms["base_height_exp"] = torch.exp(-w.base_height_sharpness * (h - w.base_height_target) ** 2)
+        if w.upright != 0.0:
+            terms["upright"] = -proj_g[:, 2]
         terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
         if self.cfg.gait.period_s > 0:
             error = self._gait_foot_height_error(body_q)

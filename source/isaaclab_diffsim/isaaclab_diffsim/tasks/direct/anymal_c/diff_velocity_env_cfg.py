@@ -91,6 +91,23 @@ class DiffRewardsCfg:
     joint_deviation_l1: float = 0.0
     """Weight of Isaac Lab's ``joint_deviation_l1``: sum of |q - q_default| over the leg joints (a default-pose
     penalty; 0 in Isaac Lab's flat ANYmal task)."""
+    track_lin_vel_xy_l2: float = 0.0
+    """Weight of the quadratic xy velocity tracking error ``sum_xy (c - v)^2`` (base frame); negative to penalise.
+    Unlike the exponential kernel its gradient grows with the error (``2 (c - v)``), so a robot far from its
+    command still gets a gradient towards it (the reference-free anchors track this way). 0: off."""
+    track_ang_vel_z_l2: float = 0.0
+    """Weight of the quadratic yaw-rate tracking error ``(c_z - w_z)^2`` (base frame); negative to penalise. 0: off."""
+    base_height_exp: float = 0.0
+    """Weight of ``exp(-base_height_sharpness (h - base_height_target)^2)``, h the base height above the ground
+    below it. 0: off."""
+    base_height_target: float = 0.55
+    base_height_sharpness: float = 10.0
+    upright: float = 0.0
+    """Weight of the base's uprightness ``-g_z`` (projected gravity's z in the base frame: 1 upright, cos of the
+    tilt). 0: off."""
+    joint_deviation_l2: float = 0.0
+    """Weight of the quadratic default-pose penalty ``sum (q - q_default)^2`` over the leg joints; negative to
+    penalise. 0: off."""
     termination_penalty: float = 0.0
     """Weight of a failure (base too low or tilted), like Isaac Lab's ``is_terminated`` term; 0 in Isaac Lab's flat
     ANYmal task. Constant per failure, so it has no gradient: it reaches SHAC's actor through the critic."""
@@ -329,6 +346,8 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "action_scale": positive,
                 "rewards.tracking_std": positive,  # 0 divides by zero in the tracking rewards
                 "rewards.foot_lift_height": positive,
+                "rewards.base_height_sharpness": non_negative,
+                "rewards.base_height_target": finite,
                 "rewards.foot_lift_max_air_s": non_negative,
                 "commands.resampling_time_s": positive,
                 "init_base_height": positive,

@@ -17,6 +17,20 @@ def use_forward_trot_recipe(cfg: DiffVelocityEnvCfg) -> None:
     cfg.commands.rel_standing_envs = 0.0
 
 
+def use_gradient_gait_rewards(cfg: DiffVelocityEnvCfg, base_height: float) -> None:
+    """The reference-free reward set (no clock, no generator, no air time): quadratic velocity tracking per axis
+    (xy weight -1, yaw -0.5), a base-height kernel ``exp(-10 (h - base_height)^2)`` (weight 1), uprightness (0.5)
+    and a quadratic default-pose penalty (-0.3) on top of Isaac Lab's regularisers. The quadratic tracking's
+    gradient grows with the error, where Isaac Lab's ``exp(-e^2 / 0.25)`` is flat at 1 m/s and more of it."""
+    r = cfg.rewards
+    r.track_lin_vel_xy_exp, r.track_ang_vel_z_exp = 0.0, 0.0
+    r.track_lin_vel_xy_l2, r.track_ang_vel_z_l2 = -1.0, -0.5
+    r.feet_air_time = 0.0
+    r.base_height_exp, r.base_height_target, r.base_height_sharpness = 1.0, base_height, 10.0
+    r.upright = 0.5
+    r.joint_deviation_l2 = -0.3
+
+
 def use_play_settings(cfg: DiffVelocityEnvCfg) -> None:
     """The ``-Play`` evaluation: hard contact and :meth:`DiffVelocityEnvCfg.use_evaluation_settings`, nominal
     friction, motor strength, latency and base mass (those of :class:`DiffEventsCfg`)."""
