@@ -111,3 +111,20 @@ def test_the_solver_imports_no_isaac_lab_and_no_torch():
                 names = [node.module or ""]
             bad = [n for n in names if n.split(".")[0] in ("torch", "isaaclab", "isaaclab_newton", "isaaclab_tasks")]
             assert not bad, f"{path.name} imports {bad}"
+
+
+def test_the_generic_velocity_task_imports_no_robot_folder():
+    """The generic differentiable velocity env, its config, recipes and ``mdp/`` import nothing from
+    ``config/<robot>/``: robot-specific choices live in the robot's folder (or its ``DiffRobotCfg``), which imports
+    the generic code, never the other way round."""
+    generic = "isaaclab_diffsim.tasks.direct.locomotion.velocity"
+    robots = f"{generic}.config"
+    graph = imports(modules())
+    upward = sorted(
+        f"{a} -> {b}"
+        for a, targets in graph.items()
+        if a.startswith(generic) and not a.startswith(robots)
+        for b in targets
+        if b.startswith(robots)
+    )
+    assert upward == [], upward

@@ -21,7 +21,7 @@ import torch
 import warp as wp
 from step_profile import StageProfile, format_kernels, format_stages, format_torch_ops, kernel_launches
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 def timed(fn, min_seconds: float = 2.0) -> float:

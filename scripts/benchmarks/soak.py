@@ -27,7 +27,7 @@ import time
 
 import torch
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
 from isaaclab_diffsim.tasks.task_cfgs import apply_overrides, load_task_cfgs
 
 TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"

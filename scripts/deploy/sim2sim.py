@@ -72,7 +72,7 @@ def variant_commands(variant, commands: np.ndarray) -> np.ndarray:
 def task_noise_ranges() -> dict[str, tuple[float, float]]:
     """(lo, hi) of the task's uniform observation noise per measurement (DiffObservationsCfg; imports Isaac Lab's
     noise configs, so only when a ``noise`` variant is asked for)."""
-    from isaaclab_diffsim.tasks.direct.anymal_c.diff_velocity_env_cfg import DiffObservationsCfg
+    from isaaclab_diffsim.tasks.direct.locomotion.velocity.velocity_env_cfg import DiffObservationsCfg
 
     cfg, out = DiffObservationsCfg(), {}
     for name in NOISY_MEASUREMENTS:

@@ -25,7 +25,7 @@ import time
 import torch
 
 from isaaclab_diffsim.rl.shac import RunningObsNormalizer, ShacActorCritic, ShacActorCriticCfg
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
 from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
 

@@ -15,8 +15,8 @@ import argparse
 
 import torch
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatDiffEnvCfg
 from isaaclab_diffsim.tasks.task_cfgs import apply_overrides
 
 

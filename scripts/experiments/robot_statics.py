@@ -17,7 +17,7 @@ import torch
 
 from isaaclab_diffsim.assets.robots import ROBOTS
 from isaaclab_diffsim.solver.type_ids import CONTACT_MODELS
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 def resting_env(robot: str, contact_model: str) -> DiffVelocityEnv:

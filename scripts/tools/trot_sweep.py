@@ -14,7 +14,7 @@ import argparse
 
 import torch
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
 from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 
 

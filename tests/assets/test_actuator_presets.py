@@ -6,7 +6,7 @@ import torch
 import warp as wp
 
 from isaaclab_diffsim.assets.anydrive import ACTUATOR_PRESETS, per_joint
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 ND = 18

@@ -7,7 +7,7 @@ import torch
 import warp as wp
 
 from isaaclab_diffsim.assets import ANYMAL_C_DEFAULT_JOINT_POS, RobotLayout, build_anymal_c_model
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 def test_builder_layout_matches_the_model():

@@ -12,9 +12,9 @@ import yaml
 from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy, export_bundle
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.shac import ShacRunner
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import (
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import (
     AnymalCFlatDiffEnvCfg,
     AnymalCFlatDiffEnvCfg_PLAY,
 )

@@ -8,7 +8,7 @@ pytest.importorskip("leapp")
 
 from isaaclab_diffsim.deploy.leapp_pipeline.shac_export import export_leapp, prepare_env_cfg_for_export  # noqa: E402
 from isaaclab_diffsim.envs.rotations import quat_rotate_inverse  # noqa: E402
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv  # noqa: E402
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv  # noqa: E402
 from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs  # noqa: E402
 
 TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"

@@ -13,9 +13,9 @@ import torch
 from isaaclab_diffsim.deploy import Controller, export_bundle
 from isaaclab_diffsim.deploy.observations import rotate_inverse
 from isaaclab_diffsim.rl.shac import ShacRunner
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatDiffEnvCfg
 
 SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "source")
 

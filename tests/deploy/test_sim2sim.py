@@ -14,9 +14,9 @@ from isaaclab_diffsim.deploy.sim2sim import build_mujoco_anymal, parse_variant, 
 from isaaclab_diffsim.deploy.sim2sim.actuator import DcMotor
 from isaaclab_diffsim.deploy.sim2sim.mujoco_loop import MujocoRunner
 from isaaclab_diffsim.rl.shac import ShacRunner
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatDiffEnvCfg
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "deploy" / "sim2sim.py"
 G = 9.81

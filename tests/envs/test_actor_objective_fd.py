@@ -46,10 +46,10 @@ from torch.func import functional_call, vmap
 
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.solver import ADJOINTS
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.diff_velocity_env_cfg import DiffEventsCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.velocity_env_cfg import DiffEventsCfg
 
 NUM_ENVS = 16
 HORIZON = 12

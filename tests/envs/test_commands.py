@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatDiffEnvCfg
 
 
 def make(num_envs=8, **commands):
@@ -76,7 +76,9 @@ def test_observation_noise_matches_isaac_labs_ranges_and_keeps_the_gradient():
     """Isaac Lab's flat-MDP noise: |noise| within (0.1, 0.2, 0.05, 0.01, 1.5) on base linear and angular velocity,
     projected gravity, joint positions and velocities, none on commands and actions; reproducible from the env's
     seed and its saved state; additive, so the gradient passes unchanged; off in the -Play config."""
-    from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg_PLAY
+    from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import (
+        AnymalCFlatDiffEnvCfg_PLAY,
+    )
 
     env = make(num_envs=64)
     env.reset(seed=3)

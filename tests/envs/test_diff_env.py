@@ -8,7 +8,7 @@ import warp as wp
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the gym ids)
 from isaaclab_diffsim.solver import SolverMoreauGS
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffEventsCfg, DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffEventsCfg, DiffVelocityEnv, DiffVelocityEnvCfg
 
 STATE = ("q", "qd", "last_actions", "commands", "feet_air_time", "episode_length_buf", "command_time", "push_time")
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from isaaclab.cloner import grid_transforms
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 def rollout(spacing: float, source: str = "urdf", steps: int = 25):

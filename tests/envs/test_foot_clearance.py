@@ -5,7 +5,7 @@ import torch
 from helpers.finite_difference import assert_action_gradient_matches_fd
 
 from isaaclab_diffsim.envs.rotations import quat_rotate
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

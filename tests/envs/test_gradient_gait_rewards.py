@@ -7,8 +7,8 @@ import pytest
 import torch
 from helpers.finite_difference import assert_action_gradient_matches_fd
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import use_gradient_gait_rewards
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.recipes import use_gradient_gait_rewards
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -11,7 +11,7 @@ import warp as wp
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the tasks)
 from isaaclab_diffsim.solver.terrain_scenes import incline_mesh
-from isaaclab_diffsim.tasks.direct.anymal_c.rough_diff_env_cfg import AnymalCRoughDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.rough_env_cfg import AnymalCRoughDiffEnvCfg
 from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 from isaaclab_diffsim.terrains import (
     HeightMap,

@@ -5,8 +5,11 @@ import torch
 import warp as wp
 from helpers.finite_difference import assert_action_gradient_matches_fd
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.flat_diff_env_cfg import AnymalCFlatDiffEnvCfg, AnymalCFlatDiffEnvCfg_PLAY
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import (
+    AnymalCFlatDiffEnvCfg,
+    AnymalCFlatDiffEnvCfg_PLAY,
+)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

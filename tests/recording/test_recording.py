@@ -10,7 +10,7 @@ import torch
 from pxr import Usd, UsdGeom
 
 from isaaclab_diffsim.recording import SCHEMA, RolloutRecorder, record_differentiated_rollout
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "exts", "isaaclab_diffsim_viewer"))
 from isaaclab_diffsim_viewer import Overlays, Recording, heat_color  # noqa: E402

@@ -143,8 +143,8 @@ def _ppo_worker(rank: int, port: int, out_dir: str) -> None:
 
     from isaaclab_diffsim.envs import DiffEnvRslRlWrapper
     from isaaclab_diffsim.rl.ppo_runner import DiffOnPolicyRunner
-    from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
-    from isaaclab_diffsim.tasks.direct.anymal_c.agents.rsl_rl_ppo_cfg import (
+    from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
+    from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.rsl_rl_ppo_cfg import (
         AnymalCFlatDiffPPORunnerCfg,
     )
 

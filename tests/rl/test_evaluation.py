@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from isaaclab_diffsim.rl.evaluation import evaluate
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 class ScriptedEnv:

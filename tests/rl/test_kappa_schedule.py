@@ -104,7 +104,7 @@ def test_each_iteration_sets_its_kappa_logs_and_resumes_bit_for_bit(tmp_path):
 def test_diff_env_set_kappa_reaches_the_solver_without_a_new_solver():
     """set_kappa fills the solver's runtime array in place: the same solver (no rebuild, no recompilation) steps
     exactly as a solver built with that kappa."""
-    from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+    from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
     def make(kappa):
         cfg = DiffVelocityEnvCfg(num_envs=2)

@@ -16,8 +16,8 @@ from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
 
 from isaaclab_diffsim.envs.rsl_rl_wrapper import DiffEnvRslRlWrapper
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
-from isaaclab_diffsim.tasks.direct.anymal_c.agents.rsl_rl_ppo_cfg import (
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.rsl_rl_ppo_cfg import (
     AnymalCFlatDiffPPORunnerCfg,
 )
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ import torch
 import warp as wp
 
 from isaaclab_diffsim.envs.rotations import quat_rotate
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 G = 9.81
 ANYMAL_C_MASS = 52.13

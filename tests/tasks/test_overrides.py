@@ -65,7 +65,7 @@ def test_optional_field_takes_none_from_its_annotation():
 
 
 def test_overrides_of_configs_built_in_code():
-    from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnvCfg
+    from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnvCfg
     from isaaclab_diffsim.tasks.task_cfgs import apply_overrides
 
     cfg = DiffVelocityEnvCfg()

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from isaaclab_diffsim.rl.shac import ShacRunnerCfg
-from isaaclab_diffsim.tasks.direct.anymal_c import DiffVelocityEnv, DiffVelocityEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,7 @@ ANYMAL_C_ROBOT_CFG = DiffRobotCfg(
     name="anymal_c",
     urdf_file=str(Path("cmeel.prefix") / _URDF_REL),
     asset_sources=("urdf", "usd", "isaaclab"),
+    isaaclab_scene="isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.scene_model:AnymalCScene",
     usd_path=anymal_c_usd_path,
     legs=LEGS,
     foot_body="{leg}_SHANK",  # the URDF's *_FOOT (with its 0.03 m sphere) is merged into the shank

@@ -44,7 +44,10 @@ class DiffRobotCfg:
     """The URDF's path inside that distribution's files (``importlib.metadata``'s ``locate_file``)."""
     asset_sources: tuple[str, ...] = ("urdf",)
     """The env's ``asset_source`` values this robot has: ``"urdf"`` (the builder on ``urdf_file``), ``"usd"`` (the
-    builder on ``usd_path()``), ``"isaaclab"`` (an Isaac Lab scene; ANYmal C only)."""
+    builder on ``usd_path()``), ``"isaaclab"`` (the Isaac Lab scene ``isaaclab_scene``)."""
+    isaaclab_scene: str | None = None
+    """``"module:Class"`` of the Isaac Lab scene that builds this robot's worlds for ``asset_source="isaaclab"`` (a
+    name, not an import: the scene lives with the robot's task, above this layer). None: the robot has none."""
     usd_path: Callable[[], Path] | None = None
     """Returns the robot's cached USD, converted from the same URDF (:mod:`.robot_usd`): what Isaac Lab scenes spawn,
     and what ``asset_source="usd"`` builds from."""

@@ -1,8 +1,8 @@
 """LEAPP annotations of the differentiable ANYmal C env's observation and action path (the direct-workflow pattern).
 
-:class:`~isaaclab_diffsim.tasks.direct.anymal_c.DiffVelocityEnv` calls these only while a LEAPP export traces it
-(``env.leapp_node`` set and ``leapp.start`` called, see :mod:`.shac_export`); training never reaches them. Every
-input carries the ``isaaclab_connection`` of the manager-based task's scene (entity ``robot``, command
+:class:`~isaaclab_diffsim.tasks.direct.locomotion.velocity.DiffVelocityEnv` calls these only while a LEAPP export
+traces it (``env.leapp_node`` set and ``leapp.start`` called, see :mod:`.shac_export`); training never reaches
+them. Every input carries the ``isaaclab_connection`` of the manager-based task's scene (entity ``robot``, command
 ``base_velocity``), so :class:`isaaclab.envs.LeappDeploymentEnv` runs the export on that scene. The names, kinds and
 element names are those of Isaac Lab's manager-based export of ``DiffSim-Velocity-Flat-AnymalC``.
 """

@@ -1,6 +1,6 @@
 """Registers Isaac Lab's manager-based flat ANYmal B velocity task on the DiffSim backend with gymnasium:
 ``DiffSim-Velocity-Flat-AnymalB`` (+ ``-Play``). The differentiable direct task is in
-:mod:`isaaclab_diffsim.tasks.direct.quadrupeds`.
+:mod:`isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_b`.
 """
 
 import gymnasium as gym

@@ -1,6 +1,6 @@
 """Registers Isaac Lab's manager-based ANYmal C flat and rough velocity tasks on the DiffSim backend with gymnasium:
 ``DiffSim-Velocity-Flat-AnymalC`` and ``DiffSim-Velocity-Rough-AnymalC`` (+ ``-Play``). The differentiable direct
-task is in :mod:`isaaclab_diffsim.tasks.direct.anymal_c`.
+task is in :mod:`isaaclab_diffsim.tasks.direct.locomotion.velocity`.
 """
 
 import gymnasium as gym

@@ -1,6 +1,6 @@
 """Registers Isaac Lab's manager-based flat Unitree Go2 velocity task on the DiffSim backend with gymnasium:
 ``DiffSim-Velocity-Flat-Go2`` (+ ``-Play``). The differentiable direct task is in
-:mod:`isaaclab_diffsim.tasks.direct.quadrupeds`.
+:mod:`isaaclab_diffsim.tasks.direct.locomotion.velocity.config.go2`.
 """
 
 import gymnasium as gym

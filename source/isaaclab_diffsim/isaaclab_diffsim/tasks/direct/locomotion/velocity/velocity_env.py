@@ -1,29 +1,28 @@
-"""Differentiable flat velocity-tracking task of a legged robot on :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv`.
+"""Differentiable velocity-tracking task of a legged robot on :class:`~isaaclab_diffsim.envs.DiffDirectRLEnv`.
 
-Observations, rewards and terminations follow Isaac Lab's flat velocity MDP (its ANYmal C task by default); the
-actuator is the PD drive with the DC-motor envelope the solver applies (its torque is recomputed here in torch for
-the torque reward). Everything robot-specific comes from ``cfg.robot`` and the model's ``RobotLayout``. See
-``docs/tasks.md`` for what differs from Isaac Lab's task and why.
+Observations, rewards and terminations follow Isaac Lab's flat velocity MDP; its terms are the functions of
+:mod:`.mdp`, which this env calls on its state. The actuator is the PD drive with the DC-motor envelope the solver
+applies (its torque is recomputed in torch for the torque reward). Everything robot-specific comes from
+``cfg.robot`` and the model's ``RobotLayout``. See ``docs/tasks.md`` for what differs from Isaac Lab's task and why.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import torch
 import warp as wp
-from isaaclab.utils.math import wrap_to_pi
 from isaaclab.utils.noise import UniformNoiseCfg
+from isaaclab.utils.string import string_to_callable
 
-from ....assets.anydrive import ACTUATOR_PRESETS, per_joint
-from ....assets.robot_builder import build_robot_model
-from ....envs.diff_direct_env import DiffDirectRLEnv
-from ....envs.rotations import quat_rotate, quat_rotate_inverse
-from ....envs.seeding import global_rng_seeded
-from ....solver import SolverMoreauGS
-from ....terrains import (
+from .....assets.anydrive import ACTUATOR_PRESETS, per_joint
+from .....assets.robot_builder import build_robot_model
+from .....envs.diff_direct_env import DiffDirectRLEnv
+from .....envs.rotations import quat_rotate_inverse
+from .....envs.seeding import global_rng_seeded
+from .....solver import SolverMoreauGS
+from .....terrains import (
     HeightMap,
     TerrainLevels,
     generate_terrain,
@@ -32,17 +31,15 @@ from ....terrains import (
     height_scan,
     terrain_level_moves,
 )
-from ....utils.leapp_support import tracing as leapp_tracing
+from .....utils.leapp_support import tracing as leapp_tracing
+from . import mdp
 from .builder_events import BuilderEvents
-from .diff_velocity_env_cfg import DiffVelocityEnvCfg, observation_terms
-
-if TYPE_CHECKING:
-    from .scene_model import AnymalCScene
+from .velocity_env_cfg import DiffVelocityEnvCfg
 
 
 class DiffVelocityEnv(DiffDirectRLEnv):
-    """obs (N, 12 + 3 x joints), actions (N, joints) joint-position offsets (scaled by ``action_scale``); 48 and 12
-    for ANYmal C's 12 joints. Per-foot tensors are (N, feet, ...) in ``cfg.robot.legs`` order.
+    """obs (N, 12 + 3 x joints), actions (N, joints) joint-position offsets (scaled by ``action_scale``). Per-foot
+    tensors are (N, feet, ...) in ``cfg.robot.legs`` order.
 
     With the optional gait clock (``cfg.gait.period_s > 0``) the observation gains 2 entries: (sin, cos) of the phase.
     """
@@ -113,9 +110,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.effort_limit = wp.to_torch(model.joint_effort_limit, requires_grad=False).view(n, nd)[0, 6:].clone()
         self.velocity_limit = wp.to_torch(model.joint_velocity_limit, requires_grad=False).view(n, nd)[0, 6:].clone()
         self._configure_actuator()
-        self.events: BuilderEvents | AnymalCScene = self._build_events()
+        self.events = self._build_events()
         """The startup, reset and push events: Isaac Lab's event functions on the scene's Articulation
-        (``asset_source="isaaclab"``) or :class:`BuilderEvents`; one interface."""
+        (``asset_source="isaaclab"``: the scene) or :class:`BuilderEvents`; one interface."""
         self.events.apply_startup_events()
         self._randomise_ground_and_motors()
         self.foot_bodies = torch.as_tensor(layout.foot_bodies, device=dev).long()
@@ -150,13 +147,13 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         """The observation noise (built from ``cfg.observations`` at its first use)."""
 
     def _setup_scene(self):
-        """The robot's worlds: Isaac Lab's scene (``asset_source="isaaclab"``, the solver is its physics manager's;
-        ANYmal C only) or our builder on ``cfg.robot`` (``"urdf"``, ``"usd"``)."""
+        """The robot's worlds: Isaac Lab's scene (``asset_source="isaaclab"``: ``cfg.robot.isaaclab_scene``, the
+        solver is its physics manager's) or our builder on ``cfg.robot`` (``"urdf"``, ``"usd"``)."""
         cfg = self.cfg
         if cfg.asset_source == "isaaclab":
-            from .scene_model import AnymalCScene
-
-            self.isaaclab_scene = AnymalCScene(
+            if not cfg.robot.isaaclab_scene:
+                raise ValueError(f"asset_source='isaaclab': robot {cfg.robot.name!r} names no Isaac Lab scene")
+            self.isaaclab_scene = string_to_callable(cfg.robot.isaaclab_scene)(
                 cfg.num_envs,
                 str(self.device),
                 cfg.sim_dt,
@@ -208,7 +205,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
 
     def height_above_ground(self, pos: torch.Tensor) -> torch.Tensor:
         """Height [m] of the points ``pos`` (..., 3) above the ground below them (their z on the ground plane)."""
-        return pos[..., 2] if self.heightmap is None else pos[..., 2] - self.heightmap(pos[..., :2])
+        return mdp.height_above_ground(pos, self.heightmap)
 
     def _configure_actuator(self) -> None:
         """The PD gains per joint (``kp_leg``, ``kd_leg``) and, with ``cfg.actuator_preset``, the preset's gains,
@@ -267,7 +264,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _observation_terms(self) -> dict[str, slice]:
         """Entries of each term of the observation (Isaac Lab's flat-MDP terms, before the gait clock), sized by the
         layout's joint count."""
-        return observation_terms(self.layout.num_joints)
+        return mdp.observation_terms(self.layout.num_joints)
 
     def _check_sizes(self) -> None:
         """The config's observation and action sizes must be those of the model's layout."""
@@ -300,7 +297,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _pre_physics_step(self, actions: torch.Tensor) -> None:
         """Joint targets: default pose + action_scale * actions (+ the trajectory generator's offsets)."""
         self.actions = actions
-        targets_leg = self.default_leg + self.cfg.action_scale * self._delayed(actions)
+        targets_leg = mdp.joint_targets(self.default_leg, self.cfg.action_scale, self._delayed(actions))
         if self.cfg.gait.joint_swing_scale > 0:
             targets_leg = targets_leg + self.trajectory_generator_offsets()
         self._targets_leg = targets_leg
@@ -311,37 +308,35 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _trace_targets(self, actions: torch.Tensor) -> None:
         """The joint targets of :meth:`_pre_physics_step` recomputed from the traced actions and gait clock, as the
         LEAPP export's output (the action delay is a randomisation of training: the export needs none)."""
-        from ....deploy.leapp_pipeline.annotations import annotate_outputs
+        from .....deploy.leapp_pipeline.annotations import annotate_outputs
 
         if self.action_queue.shape[1] > 0:
             raise ValueError("a LEAPP export needs events.action_delay_range (0, 0): the delay is not deployed")
-        step = self._leapp_step
-        targets = self.default_leg + self.cfg.action_scale * actions
-        if self.cfg.gait.joint_swing_scale > 0:
-            phase = torch.remainder(step * self.step_dt / self.cfg.gait.period_s + self.gait_offsets, 1.0)
-            swing = torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)[:, self.joint_legs]
-            targets = targets + self.cfg.gait.joint_swing_scale * swing * self.default_leg
+        step, gait = self._leapp_step, self.cfg.gait
+        targets = mdp.joint_targets(self.default_leg, self.cfg.action_scale, actions)
+        if gait.joint_swing_scale > 0:
+            swing = mdp.swing_profile(mdp.gait_phases(step * self.step_dt / gait.period_s, self.gait_offsets))
+            targets = targets + mdp.trajectory_generator_offsets(
+                swing, self.joint_legs, self.default_leg, gait.joint_swing_scale
+            )
         annotate_outputs(self, actions, step, targets)
 
     def _delayed(self, actions: torch.Tensor) -> torch.Tensor:
         """The action each env's drives receive: that of ``action_delay`` steps ago (``events.action_delay_range``)."""
         if self.action_queue.shape[1] == 0:
             return actions
-        queue = torch.cat([actions[:, None], self.action_queue], 1)
-        self.action_queue = queue[:, :-1]
-        return queue[torch.arange(self.num_envs, device=self.device), self.action_delay]
+        acting, self.action_queue = mdp.delayed_actions(actions, self.action_queue, self.action_delay)
+        return acting
 
     def _apply_action(self) -> torch.Tensor:
         return torch.cat([self.q.new_zeros(self.num_envs, 7), self._targets_leg], dim=1)
 
     def _get_dones(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Failures (base below ``min_base_height`` or tilted past ``max_gravity_z``) and time-outs (bool: no graph)."""
-        proj_g = self._base()[2]
-        self.reset_terminated = (self.height_above_ground(self.q[:, 0:3]) < self.cfg.min_base_height) | (
-            proj_g[:, 2] > self.cfg.max_gravity_z
-        )
-        with torch.no_grad():
-            self.reset_time_outs = self.episode_length_buf >= self.max_episode_length
+        base_height = self.height_above_ground(self.q[:, 0:3])
+        c = self.cfg
+        self.reset_terminated = mdp.base_failure(base_height, self._base()[2], c.min_base_height, c.max_gravity_z)
+        self.reset_time_outs = mdp.time_out(self.episode_length_buf, self.max_episode_length)
         return self.reset_terminated, self.reset_time_outs
 
     def _get_rewards(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -416,28 +411,23 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             self._base_cache = cache = (self.q, self.qd, self._base_frame(self.q, self.qd))
         return cache[2]
 
-    # ------------------------------------------------------------------ MDP
+    # ------------------------------------------------------------------ MDP (the terms: .mdp)
     @staticmethod
     def _base_frame(q, qd):
-        """Base linear and angular velocity and projected gravity, in the base frame."""
-        quat = q[:, 3:7]
-        lin_b = quat_rotate_inverse(quat, qd[:, 0:3])
-        ang_b = quat_rotate_inverse(quat, qd[:, 3:6])
-        proj_g = quat_rotate_inverse(quat, q.new_tensor([0.0, 0.0, -1.0]).expand(q.shape[0], 3))
-        return lin_b, ang_b, proj_g
+        """Base linear and angular velocity and projected gravity, in the base frame (:func:`.mdp.base_frame`)."""
+        return mdp.base_frame(q, qd)
 
     def _observations(self, q, qd, last_actions, base=None):
         if self.leapp_node is not None and leapp_tracing():
             return self._traced_observations(q, qd, last_actions)
-        lin_b, ang_b, proj_g = base if base is not None else self._base_frame(q, qd)
-        obs = torch.cat([lin_b, ang_b, proj_g, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions], 1)
+        base = base if base is not None else mdp.base_frame(q, qd)
+        obs = mdp.policy_observation(base, self.commands, q[:, 7:] - self.default_leg, qd[:, 6:], last_actions)
         if self.cfg.observations.enable_corruption:
             obs = self._corrupt(obs)
         if self.cfg.height_scan is not None:
             obs = torch.cat([obs, self._height_scan(q)], 1)
         if self.cfg.gait.period_s > 0:
-            angle = 2.0 * math.pi * self._gait_phase()
-            obs = torch.cat([obs, torch.sin(angle)[:, None], torch.cos(angle)[:, None]], 1)
+            obs = torch.cat([obs, mdp.gait_clock(self._gait_phase())], 1)
         return obs
 
     def _height_scan(self, q: torch.Tensor) -> torch.Tensor:
@@ -454,7 +444,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         inputs a robot measures (base orientation and velocities in the base frame, joint states, the command)
         and the pipeline's own state (last actions, the gait clock's step count), so the exported graph holds the
         projected gravity, the default-pose offset and the gait clock (``isaaclab_diffsim.deploy.leapp_pipeline``)."""
-        from ....deploy.leapp_pipeline.annotations import annotate_inputs
+        from .....deploy.leapp_pipeline.annotations import annotate_inputs
 
         if self.cfg.height_scan is not None:
             raise NotImplementedError("a LEAPP export of a height-scan observation (cfg.height_scan) is not supported")
@@ -465,117 +455,99 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             self, quat, lin_b, ang_b, self.commands, q[:, 7:], qd[:, 6:], last_actions, step
         )
         proj_g = quat_rotate_inverse(quat, torch.zeros_like(lin_b) + lin_b.new_tensor([0.0, 0.0, -1.0]))
-        obs = torch.cat([lin_b, ang_b, proj_g, commands, joint_pos - self.default_leg, joint_vel, last_actions], 1)
-        if self.cfg.gait.period_s > 0:
+        base = (lin_b, ang_b, proj_g)
+        obs = mdp.policy_observation(base, commands, joint_pos - self.default_leg, joint_vel, last_actions)
+        if self.cfg.gait.period_s > 0:  # the clock of (N, 1) step counts
             angle = 2.0 * math.pi * torch.remainder(step * self.step_dt / self.cfg.gait.period_s, 1.0)
             obs = torch.cat([obs, torch.sin(angle), torch.cos(angle)], 1)
         self._leapp_step = step
         return obs
 
-    NOISY_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel")
-    """The observation terms ``cfg.observations`` can corrupt (commands and last actions: none)."""
-
-    def _observation_noise(self) -> UniformNoiseCfg:
-        """The terms' noise configs as one Isaac Lab ``UniformNoiseCfg`` over the observation's entries (per-entry
-        bounds, 0 where a term has none), so one call of its function corrupts the whole observation."""
-        terms = self._observation_terms()
-        size = terms["actions"].stop
-        lo, hi = torch.zeros(size, device=self.device), torch.zeros(size, device=self.device)
-        for name in self.NOISY_TERMS:
-            entries = terms[name]
-            noise = getattr(self.cfg.observations, name)
-            if noise is None:
-                continue
-            if not isinstance(noise, UniformNoiseCfg) or noise.operation != "add":
-                raise ValueError(f"observations.{name}: only additive UniformNoiseCfg is supported, got {noise!r}")
-            lo[entries], hi[entries] = float(noise.n_min), float(noise.n_max)
-        return UniformNoiseCfg(n_min=lo, n_max=hi)
-
     def _corrupt(self, obs: torch.Tensor) -> torch.Tensor:
         """Isaac Lab's ``uniform_noise`` on the observation. It draws from torch's global generator, which is seeded
         from the env's generator for the call and restored afterwards, so the env stays reproducible."""
         if self._obs_noise is None:
-            self._obs_noise = self._observation_noise()
+            self._obs_noise = mdp.observation_noise(self._observation_terms(), self.cfg.observations, self.device)
         seed = self._draw_seed()
         with global_rng_seeded(self.device, seed):
             return self._obs_noise.func(obs, self._obs_noise)
 
     def _gait_phase(self) -> torch.Tensor:
         """Gait clock in [0, 1): episode time over the gait period (restarts at every reset)."""
-        return torch.remainder(self.episode_length_buf.float() * self.step_dt / self.cfg.gait.period_s, 1.0)
+        return mdp.gait_phase(self.episode_length_buf, self.step_dt, self.cfg.gait.period_s)
 
     def trajectory_generator_offsets(self) -> torch.Tensor:
         """Joint-target offsets (num_envs, joints) of the gait's trajectory generator at the current state's phase:
         ``joint_swing_scale * max(sin(2 pi phase_f), 0) * default_leg`` for the joints of leg f."""
-        return self.cfg.gait.joint_swing_scale * self._swing_profile(0)[:, self.joint_legs] * self.default_leg
+        scale = self.cfg.gait.joint_swing_scale
+        return mdp.trajectory_generator_offsets(self._swing_profile(0), self.joint_legs, self.default_leg, scale)
 
     def _swing_profile(self, steps_ahead: int) -> torch.Tensor:
         """Per foot (num_envs, feet) ``max(sin(2 pi phase_f), 0)``: a half sine during the swing
         half of the foot's cycle, 0 in stance, at the clock of the state ``steps_ahead`` steps from now."""
         t = (self.episode_length_buf.float() + steps_ahead) * self.step_dt / self.cfg.gait.period_s
-        phase = torch.remainder(t[:, None] + self.gait_offsets, 1.0)
-        return torch.clamp(torch.sin(2.0 * math.pi * phase), min=0.0)
+        return mdp.swing_profile(mdp.gait_phases(t[:, None], self.gait_offsets))
 
     def foot_centres(self, body_q: torch.Tensor) -> torch.Tensor:
         """Centre of each foot sphere, (num_envs, feet, 3) in leg order."""
-        pose = body_q[self.foot_bodies.reshape(-1)]
-        return (pose[:, :3] + quat_rotate(pose[:, 3:7], self.foot_centers)).view(self.num_envs, self.num_feet, 3)
+        return mdp.foot_centres(body_q, self.foot_bodies, self.foot_centers, self.num_envs, self.num_feet)
 
     def foot_heights(self, body_q: torch.Tensor) -> torch.Tensor:
         """Height of each foot sphere's lowest point above the ground, (num_envs, feet) in leg order."""
         return self.height_above_ground(self.foot_centres(body_q)) - self.foot_radius
 
     def _gait_foot_height_error(self, body_q: torch.Tensor) -> torch.Tensor:
-        """Sum over feet of (foot height - reference)^2; the reference is a half sine during swing, 0 in stance.
-
-        The phase is that of the state reached by this step (rewards are computed after the episode clock advanced)."""
-        ref = self.cfg.gait.swing_height * self._swing_profile(0)
-        return ((self.foot_heights(body_q) - ref) ** 2).sum(1)
+        """:func:`.mdp.gait_foot_height_l2` of the feet; the phase is that of the state reached by this step
+        (rewards are computed after the episode clock advanced)."""
+        return mdp.gait_foot_height_l2(self.foot_heights(body_q), self._swing_profile(0), self.cfg.gait.swing_height)
 
     def _torques(self, q, qd, targets_leg):
-        """DC-motor torque (PD clipped by the effort limit and, with ``actuator_saturation`` > 0, the torque-speed
-        envelope), as the solver applies it."""
-        v, strength = qd[:, 6:], self.motor_strength
-        tau = strength * (self.kp_leg * (targets_leg - q[:, 7:]) - self.kd_leg * v)
-        sat, limit = self.cfg.solver_cfg.actuator_saturation, strength * self.effort_limit
-        if sat <= 0.0:
-            return torch.minimum(torch.maximum(tau, -limit), limit)
-        hi = torch.minimum(limit, sat * (1.0 - v / self.velocity_limit))
-        lo = torch.maximum(-limit, sat * (-1.0 - v / self.velocity_limit))
-        return torch.minimum(torch.maximum(tau, lo), hi)
+        """DC-motor torque (:func:`.mdp.dc_motor_torques`), as the solver applies it."""
+        return mdp.dc_motor_torques(
+            q[:, 7:],
+            qd[:, 6:],
+            targets_leg,
+            self.kp_leg,
+            self.kd_leg,
+            self.motor_strength,
+            self.effort_limit,
+            self.velocity_limit,
+            self.cfg.solver_cfg.actuator_saturation,
+        )
 
     def _rewards(self, q, qd, base, prev_qd_leg, actions, targets_leg, body_q):
-        w = self.cfg.rewards
+        """(reward, weighted terms) of the step: each term of :mod:`.mdp.rewards` times its weight and the policy
+        step; the terms whose weight is 0 and that are off by default are not computed."""
+        w, c = self.cfg.rewards, self.commands
         lin_b, ang_b, proj_g = base
-        var = w.tracking_std**2
         terms = {
-            "track_lin_vel_xy_exp": torch.exp(-((self.commands[:, :2] - lin_b[:, :2]) ** 2).sum(1) / var),
-            "track_ang_vel_z_exp": torch.exp(-((self.commands[:, 2] - ang_b[:, 2]) ** 2) / var),
-            "lin_vel_z_l2": lin_b[:, 2] ** 2,
-            "ang_vel_xy_l2": (ang_b[:, :2] ** 2).sum(1),
-            "dof_torques_l2": (self._torques(q, qd, targets_leg) ** 2).sum(1),
-            "dof_acc_l2": (((qd[:, 6:] - prev_qd_leg) / self.step_dt) ** 2).sum(1),
-            "action_rate_l2": ((actions - self.last_actions) ** 2).sum(1),
+            "track_lin_vel_xy_exp": mdp.track_lin_vel_xy_exp(c, lin_b, w.tracking_std),
+            "track_ang_vel_z_exp": mdp.track_ang_vel_z_exp(c, ang_b, w.tracking_std),
+            "lin_vel_z_l2": mdp.lin_vel_z_l2(lin_b),
+            "ang_vel_xy_l2": mdp.ang_vel_xy_l2(ang_b),
+            "dof_torques_l2": mdp.joint_torques_l2(self._torques(q, qd, targets_leg)),
+            "dof_acc_l2": mdp.joint_acc_l2(qd[:, 6:], prev_qd_leg, self.step_dt),
+            "action_rate_l2": mdp.action_rate_l2(actions, self.last_actions),
             "feet_air_time": self._feet_air_time(),
-            "flat_orientation_l2": (proj_g[:, :2] ** 2).sum(1),
+            "flat_orientation_l2": mdp.flat_orientation_l2(proj_g),
         }
         if w.foot_clearance != 0.0:
             terms["foot_clearance"] = self._foot_clearance(body_q)
         if w.foot_lift != 0.0:
             terms["foot_lift"] = self._foot_lift(body_q)
         if w.joint_deviation_l1 != 0.0:
-            terms["joint_deviation_l1"] = (q[:, 7:] - self.default_leg).abs().sum(1)
+            terms["joint_deviation_l1"] = mdp.joint_deviation_l1(q[:, 7:], self.default_leg)
         if w.joint_deviation_l2 != 0.0:
-            terms["joint_deviation_l2"] = ((q[:, 7:] - self.default_leg) ** 2).sum(1)
+            terms["joint_deviation_l2"] = mdp.joint_deviation_l2(q[:, 7:], self.default_leg)
         if w.track_lin_vel_xy_l2 != 0.0:
-            terms["track_lin_vel_xy_l2"] = ((self.commands[:, :2] - lin_b[:, :2]) ** 2).sum(1)
+            terms["track_lin_vel_xy_l2"] = mdp.track_lin_vel_xy_l2(c, lin_b)
         if w.track_ang_vel_z_l2 != 0.0:
-            terms["track_ang_vel_z_l2"] = (self.commands[:, 2] - ang_b[:, 2]) ** 2
+            terms["track_ang_vel_z_l2"] = mdp.track_ang_vel_z_l2(c, ang_b)
         if w.base_height_exp != 0.0:
             h = self.height_above_ground(q[:, 0:3])
-            terms["base_height_exp"] = torch.exp(-w.base_height_sharpness * (h - w.base_height_target) ** 2)
+            terms["base_height_exp"] = mdp.base_height_exp(h, w.base_height_target, w.base_height_sharpness)
         if w.upright != 0.0:
-            terms["upright"] = -proj_g[:, 2]
+            terms["upright"] = mdp.upright(proj_g)
         terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
         if self.cfg.gait.period_s > 0:
             error = self._gait_foot_height_error(body_q)
@@ -583,40 +555,43 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return sum(terms.values()), terms
 
     def _foot_clearance(self, body_q: torch.Tensor) -> torch.Tensor:
-        """Isaac Lab's Spot foot-clearance reward; the feet's horizontal velocity is their displacement over the policy
+        """:func:`.mdp.foot_clearance` of the feet; their horizontal velocity is their displacement over the policy
         step (0 on the first step of an episode, whose previous foot positions belong to the last episode)."""
         w = self.cfg.rewards
-        centre = self.foot_centres(body_q)
+        centre, prev = self.foot_centres(body_q), self.prev_foot_centre
         fresh = (self.episode_length_buf <= 1)[:, None]
-        step = centre[..., :2] - self.prev_foot_centre[..., :2]
-        speed = torch.where(fresh, 0.0, (step.square().sum(-1) + 1e-12).sqrt() / self.step_dt)  # smooth at 0
         self.prev_foot_centre = centre
         height = self.height_above_ground(centre) - self.foot_radius
-        error = (height - w.foot_clearance_height) ** 2 * torch.tanh(w.foot_clearance_tanh_mult * speed)
-        return torch.exp(-error.sum(1) / w.foot_clearance_std)
+        return mdp.foot_clearance(
+            centre,
+            prev,
+            height,
+            fresh,
+            self.step_dt,
+            w.foot_clearance_height,
+            w.foot_clearance_std,
+            w.foot_clearance_tanh_mult,
+        )
 
     def _foot_lift(self, body_q: torch.Tensor) -> torch.Tensor:
-        """Lifted feet, up to two, as a fraction of two feet at ``foot_lift_height`` (DiffRewardsCfg.foot_lift); with
-        ``foot_lift_max_air_s`` only feet whose air time (``feet_air_time``, this step's) is below it count."""
+        """:func:`.mdp.foot_lift` of the feet (DiffRewardsCfg.foot_lift), with this step's air times."""
         w = self.cfg.rewards
-        h = w.foot_lift_height
-        lifted = torch.clamp(self.foot_heights(body_q), 0.0, h)
-        if w.foot_lift_max_air_s > 0.0:
-            lifted = lifted * (self.feet_air_time < w.foot_lift_max_air_s)
-        lifted = lifted.sum(1)
-        return torch.clamp(lifted, max=2.0 * h) / (2.0 * h) * (self.commands[:, :2].norm(dim=1) > 0.1)
+        moving = mdp.moving_command(self.commands)
+        return mdp.foot_lift(
+            self.foot_heights(body_q), w.foot_lift_height, self.feet_air_time, w.foot_lift_max_air_s, moving
+        )
 
     @torch.no_grad()
     def _feet_air_time(self):
-        """Isaac Lab's feet_air_time: on touchdown, reward air time minus the threshold (gradient stopped)."""
+        """Isaac Lab's feet_air_time (:func:`.mdp.feet_air_time`, gradient stopped) from the solver's contact
+        impulses; advances the feet's air times."""
         impulses = self.sim.last_contact_impulses().view(self.num_envs, self.num_feet, 3)
-        contact = impulses[..., 0] > 1.0 * self.cfg.sim_dt  # 1 N, like Isaac Lab's contact sensor threshold
-        first_contact = contact & (self.feet_air_time > 0.0)
-        reward = ((self.feet_air_time - self.cfg.rewards.feet_air_time_threshold) * first_contact).sum(1)
-        self.feet_air_time = torch.where(
-            contact, torch.zeros_like(self.feet_air_time), self.feet_air_time + self.step_dt
-        )
-        return reward * (self.commands[:, :2].norm(dim=1) > 0.1)
+        contact = mdp.feet_contact(impulses, self.cfg.sim_dt)
+        first_contact, air_time = mdp.update_air_time(self.feet_air_time, contact, self.step_dt)
+        threshold, moving = self.cfg.rewards.feet_air_time_threshold, mdp.moving_command(self.commands)
+        reward = mdp.feet_air_time(self.feet_air_time, first_contact, threshold, moving)
+        self.feet_air_time = air_time
+        return reward
 
     # ------------------------------------------------------------------ resets and events
     def joint_q_w(self) -> torch.Tensor:
@@ -643,21 +618,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _sample_commands(self, envs: torch.Tensor) -> None:
         """Resample the commands of the envs in the mask ``envs`` (Isaac Lab's draws: velocities, heading, whether
         the env tracks a heading, whether it stands)."""
-        c, n = self.cfg.commands, self.num_envs
+        c = self.cfg.commands
         with torch.no_grad():
-            sampled = torch.stack(
-                [
-                    self._uniform((n,), *c.lin_vel_x),
-                    self._uniform((n,), *c.lin_vel_y),
-                    self._uniform((n,), *c.ang_vel_z),
-                ],
-                1,
-            )
-            if c.heading_command:
-                heading = self._uniform((n,), *c.heading)
-                is_heading = self._uniform((n,), 0.0, 1.0) <= c.rel_heading_envs
-            if c.rel_standing_envs > 0.0:
-                is_standing = self._uniform((n,), 0.0, 1.0) <= c.rel_standing_envs
+            sampled, heading, is_heading, is_standing = mdp.sample_velocity_commands(self._uniform, self.num_envs, c)
         self.commands = torch.where(envs[:, None], sampled, self.commands)
         if c.heading_command:
             self.heading_target = torch.where(envs, heading, self.heading_target)
@@ -670,19 +633,14 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         function of the state, so the gradient flows through it), standing envs a zero command."""
         c = self.cfg.commands
         if c.heading_command:
-            x, y, z, w = self.q[:, 3:7].unbind(1)
-            # Isaac Lab's ArticulationData.heading_w: the yaw of the base's x axis, atan2(R[1, 0], R[0, 0])
-            heading_w = torch.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-            yaw_rate = torch.clip(
-                c.heading_control_stiffness * wrap_to_pi(self.heading_target - heading_w),
-                min=c.ang_vel_z[0],
-                max=c.ang_vel_z[1],
+            yaw_rate = mdp.heading_yaw_rate(
+                self.q[:, 3:7], self.heading_target, c.heading_control_stiffness, c.ang_vel_z
             )
             self.commands = torch.cat(
                 [self.commands[:, :2], torch.where(self.is_heading_env, yaw_rate, self.commands[:, 2])[:, None]], 1
             )
         if c.rel_standing_envs > 0.0:
-            self.commands = self.commands * (~self.is_standing_env)[:, None]
+            self.commands = mdp.standing_commands(self.commands, self.is_standing_env)
 
     def _reset_buffers(self, envs: torch.Tensor):
         self._sample_commands(envs)
@@ -748,12 +706,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             return None
         n, nj = self.num_envs, self.layout.num_joints
         leg = torch.randint(0, self.num_feet, (n,), generator=self._gen, device=self.device)
-        dq = self._uniform((n, nj), -ev.leg_kick_velocity, ev.leg_kick_velocity)
-        dq = dq * ((self.joint_legs[None, :] == leg[:, None]) & due[:, None])
+        kick = self._uniform((n, nj), -ev.leg_kick_velocity, ev.leg_kick_velocity)
+        change = mdp.leg_kick_velocity_change(kick, leg, self.joint_legs, due, self.layout.dofs_per_world - nj)
         self.leg_kick_time[due] = self._uniform((int(due.sum()),), *ev.leg_kick_interval_s)
-        return torch.cat([dq.new_zeros(n, self.layout.dofs_per_world - nj), dq], dim=1)
+        return change
 
-    def _build_events(self) -> BuilderEvents | AnymalCScene:
+    def _build_events(self):
         """The event source of the model: the Isaac Lab scene with its ``EventManager`` (startup events seeded with
         ``cfg.seed``, resets and pushes with seeds from the env's generator), or :class:`BuilderEvents` drawing from
         the env's generator. Refuses a base-mass range that can make the base's mass <= 0."""

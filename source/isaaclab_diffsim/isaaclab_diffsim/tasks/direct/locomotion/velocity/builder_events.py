@@ -9,14 +9,14 @@ import newton
 import torch
 import warp as wp
 
-from ....assets.robot_layout import RobotLayout
-from ....envs.rotations import yaw_quat
+from .....assets.robot_layout import RobotLayout
+from .....envs.rotations import yaw_quat
 
 
 class BuilderEvents:
     """Startup randomisation, resets and pushes of :class:`DiffEventsCfg` on a builder-made model, which has no Isaac
     Lab ``Articulation``: the distributions of the Isaac Lab event functions that
-    :class:`~isaaclab_diffsim.tasks.direct.anymal_c.scene_model.AnymalCScene` runs, drawn from the env's generator.
+    the Isaac Lab scene (``asset_source="isaaclab"``) runs, drawn from the env's generator.
     The interface is the scene's: :meth:`apply_startup_events`, :meth:`apply_reset_events`, :meth:`apply_push`.
 
     Args:

@@ -18,13 +18,13 @@ import numpy as np
 import torch
 import warp as wp
 
-from ....assets.anymal_c_urdf import LEGS, urdf_joint_limits
-from ....assets.robot_layout import RobotLayout
-from ....envs.seeding import global_rng_seeded
-from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
-from ....solver import SolverMoreauGS
-from ....solver.terrain import terrain_triangles
-from ....terrains import GeneratedTerrain, seeded_generation
+from .......assets.anymal_c_urdf import LEGS, urdf_joint_limits
+from .......assets.robot_layout import RobotLayout
+from .......envs.seeding import global_rng_seeded
+from .......physics.diffsim_manager_cfg import DiffSimSolverCfg
+from .......solver import SolverMoreauGS
+from .......solver.terrain import terrain_triangles
+from .......terrains import GeneratedTerrain, seeded_generation
 
 
 class AnymalCScene:
@@ -64,8 +64,8 @@ class AnymalCScene:
         from isaaclab.utils import replace
         from isaaclab_newton.physics import NewtonCfg, NewtonManager
 
-        from ....assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
-        from ....assets.ground_plane import ground_plane_usd_path
+        from .......assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
+        from .......assets.ground_plane import ground_plane_usd_path
 
         if SimulationContext.instance() is not None:
             raise RuntimeError(

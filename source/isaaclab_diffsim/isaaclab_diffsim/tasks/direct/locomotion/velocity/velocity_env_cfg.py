@@ -8,13 +8,13 @@ import math
 from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg
 
-from ....assets.anydrive import ACTUATOR_PRESETS
-from ....assets.anymal_c import ANYMAL_C_ROBOT_CFG
-from ....assets.robot_cfg import DiffRobotCfg
-from ....envs.diff_direct_env import DiffDirectRLEnvCfg
-from ....physics.diffsim_manager_cfg import DiffSimSolverCfg
-from ....terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
-from ....utils.validation import (
+from .....assets.anydrive import ACTUATOR_PRESETS
+from .....assets.anymal_c import ANYMAL_C_ROBOT_CFG
+from .....assets.robot_cfg import DiffRobotCfg
+from .....envs.diff_direct_env import DiffDirectRLEnvCfg
+from .....physics.diffsim_manager_cfg import DiffSimSolverCfg
+from .....terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
+from .....utils.validation import (
     Rule,
     check,
     check_value,
@@ -28,28 +28,7 @@ from ....utils.validation import (
     positive,
     sequence,
 )
-
-
-def observation_terms(num_joints: int) -> dict[str, slice]:
-    """Entries of each term of the flat velocity MDP's observation (before the optional gait clock)."""
-    sizes = {
-        "base_lin_vel": 3,
-        "base_ang_vel": 3,
-        "projected_gravity": 3,
-        "velocity_commands": 3,
-        "joint_pos": num_joints,
-        "joint_vel": num_joints,
-        "actions": num_joints,
-    }
-    terms, start = {}, 0
-    for name, size in sizes.items():
-        terms[name], start = slice(start, start + size), start + size
-    return terms
-
-
-def observation_size(num_joints: int) -> int:
-    """Size of the flat velocity MDP's observation (without the gait clock): 48 for 12 joints."""
-    return observation_terms(num_joints)["actions"].stop
+from .mdp.observations import observation_size
 
 
 @configclass
@@ -101,6 +80,7 @@ class DiffRewardsCfg:
     """Weight of ``exp(-base_height_sharpness (h - base_height_target)^2)``, h the base height above the ground
     below it. 0: off."""
     base_height_target: float = 0.55
+    """[m]; a robot's task sets its own (:func:`~.recipes.use_gradient_gait_rewards`)."""
     base_height_sharpness: float = 10.0
     upright: float = 0.0
     """Weight of the base's uprightness ``-g_z`` (projected gravity's z in the base frame: 1 upright, cos of the
@@ -239,15 +219,15 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     asset_source: str = "urdf"
     """Where the model comes from:
 
-    - ``"urdf"``: our builder on the example-robot-data URDF (13 bodies per robot, feet merged into the shanks);
-    - ``"usd"``: our builder on the cached USD that Isaac Lab scenes spawn (``ANYMAL_C_DIFFSIM_CFG``'s file; same
-      bodies, masses and kinematics, legs in Isaac Lab's joint order LF, LH, RF, RH instead of LF, RF, LH, RH);
-    - ``"isaaclab"``: Isaac Lab builds it: an ``InteractiveScene`` with ``ANYMAL_C_DIFFSIM_CFG`` and the local
-      ground, cloned into one Newton world per env and finalized by the DiffSim physics manager
-      (:class:`~isaaclab_diffsim.tasks.direct.anymal_c.scene_model.AnymalCScene`; 17 bodies per robot, feet on fixed
-      joints, Isaac
-      Lab's joint order). Isaac Lab's simulation context is a singleton: one such env per process, ``close()``
-      releases it.
+    - ``"urdf"``: our builder on the robot's URDF (fixed joints collapsed: ANYmal C's feet merge into its shanks);
+    - ``"usd"``: our builder on the robot's cached USD that Isaac Lab scenes spawn (same bodies, masses and
+      kinematics, legs in Isaac Lab's joint order);
+    - ``"isaaclab"``: Isaac Lab builds it: the scene that ``robot.isaaclab_scene`` names (ANYmal C's:
+      :class:`~isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.scene_model.AnymalCScene`, an
+      ``InteractiveScene`` cloned into one Newton world per env and finalized by the DiffSim physics manager). Isaac
+      Lab's simulation context is a singleton: one such env per process, ``close()`` releases it.
+
+    The robot's ``asset_sources`` lists the values it has.
     """
     env_spacing: float = 2.5
     """Distance [m] between neighbouring robots on Isaac Lab's env-origin grid (``isaaclab.cloner.grid_transforms``,

@@ -1,10 +1,8 @@
-"""SHAC configurations of the other quadrupeds' flat velocity tasks (CPU-sized)."""
+"""SHAC configuration of the Warp quadruped's flat velocity task (CPU-sized)."""
 
 from isaaclab.utils import configclass
 
 from isaaclab_diffsim.rl.shac import ShacRunnerCfg
-
-from ...anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
 
 
 @configclass
@@ -19,17 +17,3 @@ class WarpQuadrupedFlatShacRunnerCfg(ShacRunnerCfg):
 
     def __post_init__(self):
         self.algorithm.max_actor_grad_norm = 100.0
-
-
-@configclass
-class Go2FlatShacRunnerCfg(WarpQuadrupedFlatShacRunnerCfg):
-    """SHAC on Go2 (16 kg, lighter still): as the Warp quadruped."""
-
-    experiment_name: str = "go2_flat_diffsim"
-
-
-@configclass
-class AnymalBFlatShacRunnerCfg(AnymalCFlatShacRunnerCfg):
-    """SHAC on ANYmal B: ANYmal C's settings (horizon 12, actor learning rate 1e-3)."""
-
-    experiment_name: str = "anymal_b_flat_diffsim"

@@ -2,44 +2,13 @@
 
 from isaaclab.utils import configclass
 
-from .diff_velocity_env_cfg import DiffEventsCfg, DiffVelocityEnvCfg
+from ...recipes import use_forward_trot_recipe, use_play_settings
+from ...velocity_env_cfg import DiffVelocityEnvCfg
 
-
-def use_forward_trot_recipe(cfg: DiffVelocityEnvCfg) -> None:
-    """The flat tasks' recipe on top of Isaac Lab's MDP: contact kappa 200, a 0.6 s trot clock with the joint-space
-    trajectory generator, forward commands only (see :class:`AnymalCFlatDiffEnvCfg` for why)."""
-    cfg.solver_cfg.kappa = 200.0
-    cfg.gait.period_s = 0.6
-    cfg.gait.joint_swing_scale = 1.0
-    cfg.commands.lin_vel_y = (0.0, 0.0)
-    cfg.commands.ang_vel_z = (0.0, 0.0)
-    cfg.commands.heading_command = False
-    cfg.commands.rel_standing_envs = 0.0
-
-
-def use_gradient_gait_rewards(cfg: DiffVelocityEnvCfg, base_height: float) -> None:
-    """The reference-free reward set (no clock, no generator, no air time): quadratic velocity tracking per axis
-    (xy weight -1, yaw -0.5), a base-height kernel ``exp(-10 (h - base_height)^2)`` (weight 1), uprightness (0.5)
-    and a quadratic default-pose penalty (-0.3) on top of Isaac Lab's regularisers. The quadratic tracking's
-    gradient grows with the error, where Isaac Lab's ``exp(-e^2 / 0.25)`` is flat at 1 m/s and more of it."""
-    r = cfg.rewards
-    r.track_lin_vel_xy_exp, r.track_ang_vel_z_exp = 0.0, 0.0
-    r.track_lin_vel_xy_l2, r.track_ang_vel_z_l2 = -1.0, -0.5
-    r.feet_air_time = 0.0
-    r.base_height_exp, r.base_height_target, r.base_height_sharpness = 1.0, base_height, 10.0
-    r.upright = 0.5
-    r.joint_deviation_l2 = -0.3
-
-
-def use_play_settings(cfg: DiffVelocityEnvCfg) -> None:
-    """The ``-Play`` evaluation: hard contact and :meth:`DiffVelocityEnvCfg.use_evaluation_settings`, nominal
-    friction, motor strength, latency and base mass (those of :class:`DiffEventsCfg`)."""
-    cfg.solver_cfg.contact_model = "hard"
-    cfg.use_evaluation_settings()
-    nominal = DiffEventsCfg()
-    for name in ("ground_friction", "foot_friction_range", "motor_strength_range", "action_delay_range"):
-        setattr(cfg.events, name, getattr(nominal, name))
-    cfg.events.base_mass_add_range = nominal.base_mass_add_range
+TROT_PERIOD_S = 0.6
+"""ANYmal C's trot period [s] (``gait.period_s``)."""
+TROT_SWING_SCALE = 1.0
+"""ANYmal C's trajectory-generator scale (``gait.joint_swing_scale``): about 9 cm of foot lift."""
 
 
 @configclass
@@ -79,7 +48,7 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
     kp: float = 80.0
 
     def __post_init__(self):
-        use_forward_trot_recipe(self)
+        use_forward_trot_recipe(self, TROT_PERIOD_S, TROT_SWING_SCALE)
         ev = self.events
         ev.ground_friction, ev.foot_friction_range = 0.3, (0.3, 2.1)
         ev.motor_strength_range = (0.8, 1.2)

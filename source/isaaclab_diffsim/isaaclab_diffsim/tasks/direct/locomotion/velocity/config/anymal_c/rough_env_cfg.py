@@ -2,8 +2,9 @@
 
 from isaaclab.utils import configclass
 
-from ....terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
-from .flat_diff_env_cfg import AnymalCFlatDiffEnvCfg, use_play_settings
+from .......terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
+from ...recipes import use_play_settings
+from .flat_env_cfg import AnymalCFlatDiffEnvCfg
 
 
 @configclass

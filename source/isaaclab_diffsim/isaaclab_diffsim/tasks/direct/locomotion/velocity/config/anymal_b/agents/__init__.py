@@ -1,0 +1,1 @@
+"""Learning-library configurations of ANYmal B's differentiable flat task."""

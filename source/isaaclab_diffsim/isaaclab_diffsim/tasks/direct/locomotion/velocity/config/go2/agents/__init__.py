@@ -1,0 +1,1 @@
+"""Learning-library configurations of Go2's differentiable flat task."""

@@ -1,0 +1,1 @@
+"""Learning-library configurations of the Warp quadruped's differentiable flat task."""

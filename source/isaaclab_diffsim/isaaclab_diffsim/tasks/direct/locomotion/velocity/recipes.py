@@ -1,0 +1,48 @@
+"""Recipes on top of Isaac Lab's flat velocity MDP that a robot's task applies to its config (in its
+``__post_init__``, after :meth:`DiffVelocityEnvCfg.use_robot`); the robot's numbers are their arguments."""
+
+from __future__ import annotations
+
+from .velocity_env_cfg import DiffEventsCfg, DiffVelocityEnvCfg
+
+
+def use_forward_trot_recipe(
+    cfg: DiffVelocityEnvCfg, period_s: float, joint_swing_scale: float, swing_height: float | None = None
+) -> None:
+    """The flat tasks' recipe: contact kappa 200, a trot clock of ``period_s`` with the joint-space trajectory
+    generator (``joint_swing_scale``; ``swing_height`` of the foot-height reference, None: the config's), forward
+    commands only. Why each choice: :class:`~.config.anymal_c.flat_env_cfg.AnymalCFlatDiffEnvCfg`."""
+    cfg.solver_cfg.kappa = 200.0
+    cfg.gait.period_s = period_s
+    cfg.gait.joint_swing_scale = joint_swing_scale
+    if swing_height is not None:
+        cfg.gait.swing_height = swing_height
+    cfg.commands.lin_vel_y = (0.0, 0.0)
+    cfg.commands.ang_vel_z = (0.0, 0.0)
+    cfg.commands.heading_command = False
+    cfg.commands.rel_standing_envs = 0.0
+
+
+def use_gradient_gait_rewards(cfg: DiffVelocityEnvCfg, base_height: float) -> None:
+    """The reference-free reward set (no clock, no generator, no air time): quadratic velocity tracking per axis
+    (xy weight -1, yaw -0.5), a base-height kernel ``exp(-10 (h - base_height)^2)`` (weight 1), uprightness (0.5)
+    and a quadratic default-pose penalty (-0.3) on top of Isaac Lab's regularisers. The quadratic tracking's
+    gradient grows with the error, where Isaac Lab's ``exp(-e^2 / 0.25)`` is flat at 1 m/s and more of it."""
+    r = cfg.rewards
+    r.track_lin_vel_xy_exp, r.track_ang_vel_z_exp = 0.0, 0.0
+    r.track_lin_vel_xy_l2, r.track_ang_vel_z_l2 = -1.0, -0.5
+    r.feet_air_time = 0.0
+    r.base_height_exp, r.base_height_target, r.base_height_sharpness = 1.0, base_height, 10.0
+    r.upright = 0.5
+    r.joint_deviation_l2 = -0.3
+
+
+def use_play_settings(cfg: DiffVelocityEnvCfg) -> None:
+    """The ``-Play`` evaluation: hard contact and :meth:`DiffVelocityEnvCfg.use_evaluation_settings`, nominal
+    friction, motor strength, latency and base mass (those of :class:`DiffEventsCfg`)."""
+    cfg.solver_cfg.contact_model = "hard"
+    cfg.use_evaluation_settings()
+    nominal = DiffEventsCfg()
+    for name in ("ground_friction", "foot_friction_range", "motor_strength_range", "action_delay_range"):
+        setattr(cfg.events, name, getattr(nominal, name))
+    cfg.events.base_mass_add_range = nominal.base_mass_add_range

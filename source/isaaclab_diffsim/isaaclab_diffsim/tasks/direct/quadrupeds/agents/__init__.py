@@ -1,1 +1,0 @@
-"""Learning-library configurations of the other quadrupeds' differentiable flat tasks."""
