@@ -423,14 +423,14 @@ def test_concurrent_critic_fit_is_bitwise_the_sequential_one(worker, overlap):
         results[concurrent] = (full_state(runner), env.get_state(), torch.get_rng_state(), losses)
         here = (os.getpid(), threading.get_ident())
         if worker == "process" and concurrent:  # the worker's calls are recorded in its own copy of the set
-            assert threads == set() and alg._critic_process.process.pid != os.getpid()
+            assert threads == set() and alg.critic_fit.process.process.pid != os.getpid()
         else:
             assert (threads == {here}) != concurrent, threads
         assert pending == [False] + [concurrent and overlap] * 3
         assert alg.critic_fit_seconds > 0.0
         last_fit = alg._fit_report["critic_loss"] if alg._fit_report is not None else None
         runner.close()
-        assert alg._critic_process is None and alg._critic_worker is None
+        assert alg.critic_fit.process is None and alg.critic_fit.thread is None
     sequential, concurrent = results[False], results[True]
     assert_bitwise_equal(sequential[0], concurrent[0])
     assert_bitwise_equal(sequential[1], concurrent[1])
@@ -483,7 +483,7 @@ def test_critic_fit_process_outlives_signals_to_the_process_group(tmp_path):
     which handles them, can still fit and save."""
     env, runner = make_runner(seed=3, log_dir=str(tmp_path))
     runner.learn(1)
-    proc = runner.alg._critic_process.process
+    proc = runner.alg.critic_fit.process.process
     for sig in (signal.SIGINT, signal.SIGTERM):
         os.kill(proc.pid, sig)
     runner.learn(1)
@@ -497,7 +497,7 @@ def test_critic_fit_process_reports_a_failure():
     """An exception inside the worker process reaches the caller with the worker's traceback."""
     env, runner = make_runner(seed=3)
     runner.learn(1)
-    proc = runner.alg._critic_process
+    proc = runner.alg.critic_fit.process
     with pytest.raises(RuntimeError, match="critic fit process failed"):
         proc._receive(proc._send("no_such_request", None))
     runner.close()

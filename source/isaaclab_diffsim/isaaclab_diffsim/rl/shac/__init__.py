@@ -1,6 +1,8 @@
 """SHAC (short-horizon actor-critic) for differentiable environments, split like rsl_rl's PPO/OnPolicyRunner.
 
-- :class:`SHAC` (``shac.py``): actor loss through the rollout, TD(lambda) critic, updates.
+- :class:`SHAC` (``shac.py``): actor loss through the rollout, TD(lambda) critic, updates; where the critic fit runs
+  (the caller, a worker thread or a forked process, ``critic_fit.py`` / ``critic_process.py``) is
+  :class:`~.critic_fit.CriticFitWorker`'s.
 - :class:`ShacActorCritic`, the observation normalisers and :class:`ShacInferencePolicy` (``modules/``).
 - :class:`ShacRunner` (``runner.py``): rollout loop, checkpoints, export; :class:`ShacLogger` (``logger.py``):
   episode statistics, TensorBoard scalars and the console line.

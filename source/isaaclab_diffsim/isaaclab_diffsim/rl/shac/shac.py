@@ -15,7 +15,8 @@ failure (terminated), V'(terminal_obs) after a time-out (truncated) and V'(s_h) 
 The critic is fit to TD(lambda) targets computed from the detached observations, rewards, dones and
 those target values (SHAC's ``compute_target_values``), with a soft-updated target critic.
 
-With ``critic_fit_overlaps_rollout`` the fit of horizon k runs in its worker beside horizon k+1's rollout. That
+With ``concurrent_critic_fit`` the fit runs in a worker (:class:`~.critic_fit.CriticFitWorker`) during the actor
+step, and with ``critic_fit_overlaps_rollout`` the fit of horizon k runs on beside horizon k+1's rollout. That
 rollout cannot evaluate V' until the fit is in (the soft update follows it), so it keeps the inputs of V' and the
 loss terms that do not depend on it, and :meth:`SHAC._finish_horizon` adds the segments once the fit has been
 applied: the same operations on the same numbers, so the update is bitwise the sequential one.
@@ -25,12 +26,11 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
 from .. import distributed
-from .critic_process import CriticFitProcess
+from .critic_fit import CriticFitWorker
 from .modules import RunningObsNormalizer, ShacInferencePolicy, build_mlp
 from .resolve import resolve_class
 from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
@@ -122,17 +122,14 @@ class SHAC:
         self._norm_pending: list[torch.Tensor] = []
         self._update_norm = False
         self._warned_terminal_obs = False
-        self._critic_worker: ThreadPoolExecutor | None = None
-        self._critic_process: CriticFitProcess | None = None
-        self._pending_fit = None
-        """The wait for a critic fit running beside the rollout (``critic_fit_overlaps_rollout``), or None."""
+        self.critic_fit = CriticFitWorker(self)
+        """Where the critic fits run (the caller, a worker thread or process) and the fit left running beside the
+        rollout (``critic_fit_overlaps_rollout``)."""
         self._fit_report: dict[str, float] | None = None
         """The statistics of the last applied critic fit, until an update reports them."""
         self._deferred: list | None = None
         """Per step of a horizon rolled out during a critic fit: V's inputs and the loss terms that wait for V'."""
         self._deferred_grad = True
-        self.critic_fit_seconds = 0.0
-        """Seconds spent fitting the critic so far (in whichever thread or process fits it)."""
 
     # ------------------------------------------------------------------ modes, schedule
 
@@ -178,7 +175,7 @@ class SHAC:
         self._rew_acc = torch.zeros(self.num_envs, device=self.device)
         self._gamma_acc = torch.ones(self.num_envs, device=self.device)
         # while a critic fit runs the target critic is not final: its values wait for the horizon's end
-        self._deferred = [] if self._pending_fit is not None else None
+        self._deferred = [] if self.critic_fit.pending else None
         self._deferred_grad = torch.is_grad_enabled()
 
     def act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
@@ -351,7 +348,7 @@ class SHAC:
         critic_fit = self._start_critic_fit(obs, tgt) if obs is not None else None
         stats.update(self._actor_step())
         if critic_fit is not None and self._overlaps_rollout():
-            self._pending_fit = critic_fit
+            self.critic_fit.leave_running(critic_fit)
         elif critic_fit is not None:
             self._apply_fit(critic_fit)
         report, self._fit_report = self._fit_report, None
@@ -437,15 +434,19 @@ class SHAC:
     @property
     def critic_fit_pending(self) -> bool:
         """Whether a critic fit is running beside the rollout (the target critic is not yet the next horizon's)."""
-        return self._pending_fit is not None
+        return self.critic_fit.pending
+
+    @property
+    def critic_fit_seconds(self) -> float:
+        """Seconds spent fitting the critic so far (in whichever thread or process fits it)."""
+        return self.critic_fit.seconds
 
     def finish_critic_fit(self) -> None:
         """Wait for a critic fit left running beside the rollout and apply it (target-critic soft update); its
         statistics go to the next update's. No-op without one."""
-        if self._pending_fit is None:
-            return
-        wait, self._pending_fit = self._pending_fit, None
-        self._apply_fit(wait)
+        wait = self.critic_fit.take_pending()
+        if wait is not None:
+            self._apply_fit(wait)
 
     def _apply_fit(self, wait) -> None:
         fit_stats, steps = wait()
@@ -461,35 +462,10 @@ class SHAC:
         perms = [torch.randperm(obs.shape[0], device=self.device) for _ in range(int(self.cfg.critic_iterations))]
         for g in self.critic_optimizer.param_groups:  # a worker process sets its own copy's
             g["lr"] = self.critic_lr
-        if not self._concurrent_fit():
-            result = self._fit_critic_timed(obs, tgt, perms)
-            return lambda: result
-        if self.cfg.critic_fit_worker == "process" and self.device.type == "cpu":
-            proc = self._critic_process
-            if proc is None or not proc.fits(obs.shape[0], len(perms)):
-                self.close_critic_worker()
-                proc = self._critic_process = CriticFitProcess(self, obs.shape[0], len(perms))
-            wait = proc.start_fit(obs, tgt, perms, self.critic_lr)
-
-            def result():
-                fit_stats, steps, seconds = wait()
-                self.critic_fit_seconds += seconds
-                return fit_stats, steps
-
-            return result
-        if self._critic_worker is None:
-            self._critic_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shac-critic")
-        # the next rollout writes obs_buf while the thread may still read it
-        future = self._critic_worker.submit(self._fit_critic_timed, obs.clone(), tgt, perms)
-        return future.result
-
-    def _fit_critic_timed(self, obs, tgt, perms) -> tuple[dict[str, float], int]:
-        """:meth:`_fit_critic`, its seconds added to :attr:`critic_fit_seconds`."""
-        t0 = time.perf_counter()
-        try:
-            return self._fit_critic(obs, tgt, perms)
-        finally:
-            self.critic_fit_seconds += time.perf_counter() - t0
+        where = None
+        if self._concurrent_fit():
+            where = "process" if self.cfg.critic_fit_worker == "process" and self.device.type == "cpu" else "thread"
+        return self.critic_fit.start(obs, tgt, perms, self.critic_lr, where)
 
     def close_critic_worker(self, keep_state: bool = True) -> None:
         """Stop the critic fit's worker process or thread, if any (the next concurrent fit starts a new one).
@@ -497,15 +473,7 @@ class SHAC:
         next worker forks from it); else a running fit is dropped."""
         if keep_state:
             self.finish_critic_fit()
-        self._pending_fit = None
-        if self._critic_process is not None:
-            if keep_state:
-                self.critic_optimizer.load_state_dict(self._critic_process.optimizer_state())
-            self._critic_process.close()
-            self._critic_process = None
-        if self._critic_worker is not None:
-            self._critic_worker.shutdown(wait=True)
-            self._critic_worker = None
+        self.critic_fit.close(keep_state)
 
     def _fit_critic(self, obs, tgt, perms) -> tuple[dict[str, float], int]:
         """Fit the critic to the horizon's TD(lambda) targets: one epoch of shuffled minibatches per permutation in
@@ -604,8 +572,9 @@ class SHAC:
 
     def state_dict(self) -> dict:
         self.finish_critic_fit()
-        if self._critic_process is not None:  # the live critic optimiser is the worker's
-            self.critic_optimizer.load_state_dict(self._critic_process.optimizer_state())
+        worker_state = self.critic_fit.optimizer_state()  # a worker process owns the live critic optimiser
+        if worker_state is not None:
+            self.critic_optimizer.load_state_dict(worker_state)
         return {
             "model_state_dict": self.policy.state_dict(),
             "target_critic_state_dict": self.target_critic.state_dict(),

@@ -8,18 +8,13 @@ applies (its torque is recomputed in torch for the torque reward). Everything ro
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
 import torch
 import warp as wp
 from isaaclab.utils.noise import UniformNoiseCfg
 from isaaclab.utils.string import string_to_callable
 
-from .....assets.anydrive import ACTUATOR_PRESETS, per_joint
 from .....assets.robot_builder import build_robot_model
 from .....envs.diff_direct_env import DiffDirectRLEnv
-from .....envs.rotations import quat_rotate_inverse
 from .....envs.seeding import global_rng_seeded
 from .....solver import SolverMoreauGS
 from .....terrains import (
@@ -34,6 +29,7 @@ from .....terrains import (
 from .....utils.leapp_support import tracing as leapp_tracing
 from . import mdp
 from .builder_events import BuilderEvents
+from .drives import configure_drives, randomise_ground_and_motors
 from .velocity_env_cfg import DiffVelocityEnvCfg
 
 
@@ -210,46 +206,19 @@ class DiffVelocityEnv(DiffDirectRLEnv):
     def _configure_actuator(self) -> None:
         """The PD gains per joint (``kp_leg``, ``kd_leg``) and, with ``cfg.actuator_preset``, the preset's gains,
         armature and joint friction written into the model the solver steps (and into ``layout``)."""
-        n, names, nd = self.num_envs, self.layout.joint_names, self.layout.dofs_per_world
-        nj = len(names)
-        if not self.cfg.actuator_preset:
-            self.kp_leg = torch.full((nj,), float(self.cfg.kp), device=self.device)
-            self.kd_leg = torch.full((nj,), float(self.cfg.kd), device=self.device)
-            return
-        preset = ACTUATOR_PRESETS[self.cfg.actuator_preset]
-        what = f"actuator_preset {self.cfg.actuator_preset!r}"
-        kp, kd = per_joint(preset.kp, names, what + " kp"), per_joint(preset.kd, names, what + " kd")
-        friction = per_joint(preset.friction, names, what + " friction")
-        self.kp_leg, self.kd_leg = torch.tensor(kp, device=self.device), torch.tensor(kd, device=self.device)
-        model = self.model
-        for array, values in (
-            (model.joint_target_ke, kp),
-            (model.joint_target_kd, kd),
-            (model.joint_friction, friction),
-            (model.joint_armature, [preset.armature] * nj),
-        ):
-            wp.to_torch(array, requires_grad=False).view(n, nd)[:, 6:] = torch.tensor(values, device=self.device)
-        self.layout = dataclasses.replace(self.layout, stiffness=tuple(kp), damping=tuple(kd))
-        self.sim.notify_model_changed(0)
+        c = self.cfg
+        self.kp_leg, self.kd_leg, self.layout, changed = configure_drives(
+            self.model, self.layout, c.kp, c.kd, c.actuator_preset, self.device
+        )
+        if changed:
+            self.sim.notify_model_changed(0)
 
-    @torch.no_grad()
     def _randomise_ground_and_motors(self) -> None:
-        """``events.ground_friction`` on the ground plane (the shapes outside every world) and a motor strength per
-        env (``events.motor_strength_range``) scaling the leg drives' kp, kd and effort limit in the model."""
-        ev, model, n, nd = self.cfg.events, self.model, self.num_envs, self.layout.dofs_per_world
-        self.motor_strength = torch.ones(n, 1, device=self.device)
-        changed = False
-        if ev.ground_friction is not None:
-            ground = torch.as_tensor(model.shape_world.numpy() < 0, device=self.device)
-            if not bool(ground.any()):
-                raise ValueError("events.ground_friction is set, but the model has no ground plane")
-            wp.to_torch(model.shape_material_mu, requires_grad=False)[ground] = float(ev.ground_friction)
-            changed = True
-        if tuple(ev.motor_strength_range) != (1.0, 1.0):
-            self.motor_strength = self._uniform((n, 1), *ev.motor_strength_range)
-            for array in (model.joint_target_ke, model.joint_target_kd, model.joint_effort_limit):
-                wp.to_torch(array, requires_grad=False).view(n, nd)[:, 6:] *= self.motor_strength
-            changed = True
+        """``events.ground_friction`` on the ground plane and a motor strength per env (``motor_strength``, from
+        ``events.motor_strength_range``) scaling the leg drives' kp, kd and effort limit in the model."""
+        self.motor_strength, changed = randomise_ground_and_motors(
+            self.model, self.layout, self.cfg.events, self._uniform, self.device
+        )
         if changed:
             self.sim.notify_model_changed(0)
 
@@ -306,20 +275,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             self._trace_targets(actions)
 
     def _trace_targets(self, actions: torch.Tensor) -> None:
-        """The joint targets of :meth:`_pre_physics_step` recomputed from the traced actions and gait clock, as the
-        LEAPP export's output (the action delay is a randomisation of training: the export needs none)."""
-        from .....deploy.leapp_pipeline.annotations import annotate_outputs
+        from .leapp_trace import traced_targets
 
-        if self.action_queue.shape[1] > 0:
-            raise ValueError("a LEAPP export needs events.action_delay_range (0, 0): the delay is not deployed")
-        step, gait = self._leapp_step, self.cfg.gait
-        targets = mdp.joint_targets(self.default_leg, self.cfg.action_scale, actions)
-        if gait.joint_swing_scale > 0:
-            swing = mdp.swing_profile(mdp.gait_phases(step * self.step_dt / gait.period_s, self.gait_offsets))
-            targets = targets + mdp.trajectory_generator_offsets(
-                swing, self.joint_legs, self.default_leg, gait.joint_swing_scale
-            )
-        annotate_outputs(self, actions, step, targets)
+        traced_targets(self, actions)
 
     def _delayed(self, actions: torch.Tensor) -> torch.Tensor:
         """The action each env's drives receive: that of ``action_delay`` steps ago (``events.action_delay_range``)."""
@@ -440,28 +398,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return scan.clamp(-c.clip, c.clip)
 
     def _traced_observations(self, q, qd, last_actions):
-        """The observation of :meth:`_observations` (without noise) as a LEAPP export traces it: from the raw
-        inputs a robot measures (base orientation and velocities in the base frame, joint states, the command)
-        and the pipeline's own state (last actions, the gait clock's step count), so the exported graph holds the
-        projected gravity, the default-pose offset and the gait clock (``isaaclab_diffsim.deploy.leapp_pipeline``)."""
-        from .....deploy.leapp_pipeline.annotations import annotate_inputs
+        from .leapp_trace import traced_observations
 
-        if self.cfg.height_scan is not None:
-            raise NotImplementedError("a LEAPP export of a height-scan observation (cfg.height_scan) is not supported")
-        quat = q[:, 3:7]
-        lin_b, ang_b = quat_rotate_inverse(quat, qd[:, 0:3]), quat_rotate_inverse(quat, qd[:, 3:6])
-        step = self.episode_length_buf.float()[:, None]
-        quat, lin_b, ang_b, commands, joint_pos, joint_vel, last_actions, step = annotate_inputs(
-            self, quat, lin_b, ang_b, self.commands, q[:, 7:], qd[:, 6:], last_actions, step
-        )
-        proj_g = quat_rotate_inverse(quat, torch.zeros_like(lin_b) + lin_b.new_tensor([0.0, 0.0, -1.0]))
-        base = (lin_b, ang_b, proj_g)
-        obs = mdp.policy_observation(base, commands, joint_pos - self.default_leg, joint_vel, last_actions)
-        if self.cfg.gait.period_s > 0:  # the clock of (N, 1) step counts
-            angle = 2.0 * math.pi * torch.remainder(step * self.step_dt / self.cfg.gait.period_s, 1.0)
-            obs = torch.cat([obs, torch.sin(angle), torch.cos(angle)], 1)
-        self._leapp_step = step
-        return obs
+        return traced_observations(self, q, qd, last_actions)
 
     def _corrupt(self, obs: torch.Tensor) -> torch.Tensor:
         """Isaac Lab's ``uniform_noise`` on the observation. It draws from torch's global generator, which is seeded
