@@ -1,4 +1,5 @@
-"""ANYmal C velocity tracking as a differentiable direct env; registers ``DiffSim-Velocity-Flat-AnymalC-Direct`` and
+"""ANYmal C velocity tracking as a differentiable direct env; registers ``DiffSim-Velocity-Flat-AnymalC-Direct``
+(walking without a trajectory generator), ``DiffSim-Velocity-Flat-AnymalC-Trot-Direct`` (the trot generator) and
 ``DiffSim-Velocity-Rough-AnymalC-Direct`` (+ ``-Play``) with gymnasium, for SHAC and PPO.
 
 The env and its configs are imported on first use (``from isaaclab_diffsim.tasks.direct.anymal_c import
@@ -58,21 +59,27 @@ def __getattr__(name: str):
     return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
 
 
-def _agents(terrain: str) -> dict[str, str]:
+def _agents(variant: str) -> dict[str, str]:
     return {
-        "shac_cfg_entry_point": f"{__name__}.agents.shac_cfg:AnymalC{terrain}ShacRunnerCfg",
-        "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:AnymalC{terrain}DiffPPORunnerCfg",
+        "shac_cfg_entry_point": f"{__name__}.agents.shac_cfg:AnymalC{variant}ShacRunnerCfg",
+        "rsl_rl_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:AnymalC{variant}DiffPPORunnerCfg",
     }
 
 
-for _terrain, _module in (("Flat", "flat_diff_env_cfg"), ("Rough", "rough_diff_env_cfg")):
+# id infix, config class infix, config module: the reference-free flat task, the trot-generator flat task, rough
+for _id, _variant, _module in (
+    ("Flat", "Flat", "flat_diff_env_cfg"),
+    ("Flat-AnymalC-Trot", "FlatTrot", "flat_diff_env_cfg"),
+    ("Rough", "Rough", "rough_diff_env_cfg"),
+):
+    _name = _id if "AnymalC" in _id else f"{_id}-AnymalC"
     for _suffix in ("", "_PLAY"):
         gym.register(
-            id=f"DiffSim-Velocity-{_terrain}-AnymalC-Direct" + ("-Play" if _suffix else ""),
+            id=f"DiffSim-Velocity-{_name}-Direct" + ("-Play" if _suffix else ""),
             entry_point=f"{__name__}:DiffVelocityEnv",
             disable_env_checker=True,
             kwargs={
-                "env_cfg_entry_point": f"{__name__}.{_module}:AnymalC{_terrain}DiffEnvCfg{_suffix}",
-                **_agents(_terrain),
+                "env_cfg_entry_point": f"{__name__}.{_module}:AnymalC{_variant}DiffEnvCfg{_suffix}",
+                **_agents(_variant),
             },
         )

@@ -108,6 +108,11 @@ class DiffRewardsCfg:
     joint_deviation_l2: float = 0.0
     """Weight of the quadratic default-pose penalty ``sum (q - q_default)^2`` over the leg joints; negative to
     penalise. 0: off."""
+    stand_still: float = 0.0
+    """Weight of legged_gym's ``stand_still`` penalty: ``sum |q - q_default|`` over the leg joints while the command
+    is (near) zero (``|c_xy| < stand_still_command`` and ``|c_z| < stand_still_command``); negative to penalise. A
+    robot that steps in place under a zero command pays for every lifted leg. 0: off."""
+    stand_still_command: float = 0.1
     termination_penalty: float = 0.0
     """Weight of a failure (base too low or tilted), like Isaac Lab's ``is_terminated`` term; 0 in Isaac Lab's flat
     ANYmal task. Constant per failure, so it has no gradient: it reaches SHAC's actor through the critic."""
@@ -295,11 +300,10 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         self.observation_space = observation_size(robot.num_joints)
 
     def use_evaluation_settings(self) -> None:
-        """The ``-Play`` settings: forward commands only (no lateral or yaw command, no heading or standing envs), no
-        pushes or leg kicks, no observation noise. The contact model is left to the caller."""
-        self.commands.lin_vel_y = (0.0, 0.0)
-        self.commands.ang_vel_z = (0.0, 0.0)
-        self.commands.heading_command, self.commands.rel_standing_envs = False, 0.0
+        """The ``-Play`` settings: the task's command ranges and heading commands (as Isaac Lab's play configs keep
+        them) without standing envs, so every episode tracks a drawn command; no pushes or leg kicks, no
+        observation noise. The contact model is left to the caller."""
+        self.commands.rel_standing_envs = 0.0
         self.events.push_velocity = 0.0
         self.events.leg_kick_velocity = 0.0
         self.observations.enable_corruption = False
@@ -348,6 +352,7 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "rewards.foot_lift_height": positive,
                 "rewards.base_height_sharpness": non_negative,
                 "rewards.base_height_target": finite,
+                "rewards.stand_still_command": non_negative,
                 "rewards.foot_lift_max_air_s": non_negative,
                 "commands.resampling_time_s": positive,
                 "init_base_height": positive,

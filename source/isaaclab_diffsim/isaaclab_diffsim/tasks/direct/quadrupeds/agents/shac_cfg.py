@@ -4,7 +4,7 @@ from isaaclab.utils import configclass
 
 from isaaclab_diffsim.rl.shac import ShacRunnerCfg
 
-from ...anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+from ...anymal_c.agents.shac_cfg import AnymalCFlatTrotShacRunnerCfg
 
 
 @configclass
@@ -29,7 +29,7 @@ class Go2FlatShacRunnerCfg(WarpQuadrupedFlatShacRunnerCfg):
 
 
 @configclass
-class AnymalBFlatShacRunnerCfg(AnymalCFlatShacRunnerCfg):
-    """SHAC on ANYmal B: ANYmal C's settings (horizon 12, actor learning rate 1e-3)."""
+class AnymalBFlatShacRunnerCfg(AnymalCFlatTrotShacRunnerCfg):
+    """SHAC on ANYmal B: ANYmal C's trot settings (horizon 12, actor learning rate 1e-3, 1000 iterations)."""
 
     experiment_name: str = "anymal_b_flat_diffsim"
