@@ -321,9 +321,11 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         )
         super().validate_values()
         if self.terrain is not None:
-            self.terrain.validate_values()
+            self.terrain.validate_values("terrain.")
         if self.height_scan is not None:
-            self.height_scan.validate_values()
+            self.height_scan.validate_values("height_scan.")
+            if self.terrain is not None:
+                self.terrain.check_scan_fits(self.height_scan)
         nj, legs = self.robot.num_joints, tuple(self.robot.legs)
         ranges = [
             "commands.lin_vel_x",
