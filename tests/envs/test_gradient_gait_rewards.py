@@ -100,6 +100,7 @@ def test_height_kernel_peaks_at_the_target():
 
 def test_gradient_matches_finite_differences():
     env = make_env(only_new_terms=True)
+    env.cfg.rewards.stand_still_joint_vel = -0.1
     env.cfg.solver_cfg.contact_model = "smoothed"
     env.reset(seed=1)
     with torch.no_grad():
@@ -128,3 +129,16 @@ def test_refuses_a_negative_height_sharpness():
     cfg.rewards.base_height_sharpness = -1.0
     with pytest.raises(ValueError, match="rewards.base_height_sharpness"):
         cfg.validate_values()
+
+
+def test_stand_still_joint_speed_counts_only_under_a_zero_command():
+    env = make_env()
+    env.cfg.rewards.stand_still_joint_vel = -0.1
+    env.reset(seed=0)
+    with torch.no_grad():
+        env.step(torch.full((2, 12), 0.3))
+        env.commands = torch.tensor([[0.05, 0.0, 0.05], [0.0, 0.0, 0.5]])  # env 0 near zero; env 1 turns
+        terms = env._rewards(env.q, env.qd, env._base(), env._prev_qd_leg, env.actions, env._targets_leg, env.body_q)[1]
+    want = -0.1 * env.qd[:, 6:].abs().sum(1) * torch.tensor([1.0, 0.0]) * env.step_dt
+    assert torch.allclose(terms["stand_still_joint_vel"], want, atol=1e-7)
+    assert float(want[0]) < 0.0

@@ -577,11 +577,14 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             terms["base_height_exp"] = torch.exp(-w.base_height_sharpness * (h - w.base_height_target) ** 2)
         if w.upright != 0.0:
             terms["upright"] = -proj_g[:, 2]
-        if w.stand_still != 0.0:
+        if w.stand_still != 0.0 or w.stand_still_joint_vel != 0.0:
             still = (self.commands[:, :2].norm(dim=1) < w.stand_still_command) & (
                 self.commands[:, 2].abs() < w.stand_still_command
             )
-            terms["stand_still"] = (q[:, 7:] - self.default_leg).abs().sum(1) * still
+            if w.stand_still != 0.0:
+                terms["stand_still"] = (q[:, 7:] - self.default_leg).abs().sum(1) * still
+            if w.stand_still_joint_vel != 0.0:
+                terms["stand_still_joint_vel"] = qd[:, 6:].abs().sum(1) * still
         terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
         if self.cfg.gait.period_s > 0:
             error = self._gait_foot_height_error(body_q)

@@ -113,6 +113,9 @@ class DiffRewardsCfg:
     is (near) zero (``|c_xy| < stand_still_command`` and ``|c_z| < stand_still_command``); negative to penalise. A
     robot that steps in place under a zero command pays for every lifted leg. 0: off."""
     stand_still_command: float = 0.1
+    stand_still_joint_vel: float = 0.0
+    """Weight of ``sum |qd|`` over the leg joints under the same (near) zero command as ``stand_still``; negative to
+    penalise. Stepping in place moves the joints however close to the default pose the feet land. 0: off."""
     termination_penalty: float = 0.0
     """Weight of a failure (base too low or tilted), like Isaac Lab's ``is_terminated`` term; 0 in Isaac Lab's flat
     ANYmal task. Constant per failure, so it has no gradient: it reaches SHAC's actor through the critic."""
