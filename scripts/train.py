@@ -235,8 +235,12 @@ def run(args, rank: int) -> None:
         env.set_contact_model("hard")
         env.cfg.use_evaluation_settings()  # the -Play settings
         result = evaluate(env, policy, args.eval_episodes)
+        c = env.cfg.commands
+        heading = ", heading commands" if c.heading_command else ""
         print(
-            f"[eval] hard contact, forward commands in {env.cfg.commands.lin_vel_x} m/s: {result.summary()}", flush=True
+            f"[eval] hard contact, commands vx {c.lin_vel_x} vy {c.lin_vel_y} m/s, yaw {c.ang_vel_z} rad/s{heading}: "
+            f"{result.summary()}",
+            flush=True,
         )
     if runner.interrupted:  # --eval_on_interrupt
         sys.exit(exit_code(runner.interrupt_signal))

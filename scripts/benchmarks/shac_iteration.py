@@ -50,7 +50,7 @@ TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", default=TASK)
-    p.add_argument("--num_envs", type=int, default=None, help="default: the task's (the main job's 64)")
+    p.add_argument("--num_envs", type=int, default=None, help="default: the task's (the main job's 1024)")
     p.add_argument("--iterations", type=int, default=20, help="timed iterations per round")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=2)

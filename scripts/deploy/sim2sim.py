@@ -130,6 +130,10 @@ def run_diffsim(bundle, variant, commands, episode_s, seed, noise=None, device="
     io, _ = open_bundle(bundle)
     cfg, _ = resolve_task_cfgs(PLAY_TASK, AGENT_ENTRY["shac"], [])
     cfg.asset_source = io["training"]["asset_source"]  # the robot (and joint order) of training
+    gait = io["gait"]  # the env adds the bundle's generator offsets to the targets itself
+    cfg.gait.period_s, cfg.gait.joint_swing_scale = float(gait["period_s"]), float(gait["joint_swing_scale"])
+    if "phase_offsets_by_leg" in gait:
+        cfg.gait.phase_offsets = tuple(float(gait["phase_offsets_by_leg"][leg]) for leg in ("LF", "RF", "LH", "RH"))
     cfg.device, cfg.num_envs, cfg.seed = device, len(commands), seed
     cfg.solver_cfg.contact_model = "hard"
     cfg.solver_cfg.actuator_saturation *= variant.motor

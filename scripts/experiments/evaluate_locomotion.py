@@ -11,7 +11,8 @@ noise) and ``--contact_models`` (default hard):
 - **gait**: ``--duration`` s at a fixed forward command ``--gait_command``: the dominant period of the joint
   trajectories and the autocorrelation there, touchdowns per foot per second, air-phase durations and the highest
   foot lift (envs that fell are left out; the first ``--transient`` s are dropped);
-- **stand**: ``--duration`` s at a zero command: the base's horizontal drift and the highest foot lift.
+- **stand**: ``--duration`` s at a zero command: the base's horizontal drift, the highest foot lift and the
+  touchdowns per foot per second after the first ``--transient`` s.
 """
 
 from __future__ import annotations
@@ -83,6 +84,14 @@ def gait_metrics(roll: dict, dt: float, transient: float) -> dict:
     return {"envs_kept": len(kept), "envs": int(roll["joints"].shape[1]), **per_env}
 
 
+def stand_touchdowns(roll: dict, dt: float, transient: float) -> np.ndarray:
+    """Touchdowns per foot per second of each env after the first ``transient`` seconds (the reset's velocity and
+    pose settle before)."""
+    start = int(round(transient / dt))
+    contact = roll["contact"][start:]
+    return np.array([gm.steps_per_second(contact[:, e, :], dt) for e in range(contact.shape[1])])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_policy_arguments(p, contact_models="hard", num_envs=64)
@@ -125,12 +134,14 @@ def main():
         out["models"][model] = {
             "returns": result.returns.tolist(),
             "tracking_errors": result.tracking_errors.tolist(),
+            "yaw_errors": result.yaw_errors.tolist(),
             "falls": result.falls.astype(float).tolist(),
             "gait": gait_metrics(gait, env.step_dt, args.transient),
             "stand": {
                 "drift_m": stand["drift"][standing].tolist(),
                 "falls": float((~standing).mean()),
                 "max_lift_m": stand["lift"][:, standing].max(axis=(0, 2)).tolist(),
+                "steps_per_s": stand_touchdowns(stand, env.step_dt, args.transient)[standing].tolist(),
             },
         }
         g, s = out["models"][model]["gait"], out["models"][model]["stand"]
@@ -140,7 +151,8 @@ def main():
             f"{mean(g['period_s']):.2f} s, autocorrelation {mean(g['autocorrelation']):.2f}, "
             f"{mean(g['steps_per_s']):.2f} steps/s per foot, air time {mean(g['mean_air_time_s']):.3f} s, "
             f"lift {mean(g['max_lift_m']) * 100:.1f} cm ({g['envs_kept']}/{g['envs']} envs); stand: drift "
-            f"{mean(s['drift_m']):.3f} m in {args.duration:g} s, falls {100 * s['falls']:.1f} % "
+            f"{mean(s['drift_m']):.3f} m in {args.duration:g} s, {mean(s['steps_per_s']):.2f} steps/s per foot, "
+            f"falls {100 * s['falls']:.1f} % "
             f"({time.time() - t0:.0f} s)",
             flush=True,
         )

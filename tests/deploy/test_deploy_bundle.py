@@ -13,15 +13,19 @@ from isaaclab_diffsim.deploy import BundleMismatchError, OnnxBundlePolicy, expor
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import (
+    AnymalCFlatTrotShacRunnerCfg,
+)
 from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import (
     AnymalCFlatDiffEnvCfg,
     AnymalCFlatDiffEnvCfg_PLAY,
+    AnymalCFlatTrotDiffEnvCfg,
+    AnymalCFlatTrotDiffEnvCfg_PLAY,
 )
 
 
 def make_env(num_envs=4, contact_model=None, **fields):
-    cfg = AnymalCFlatDiffEnvCfg(num_envs=num_envs, asset_source="urdf", episode_length_s=0.4)
+    cfg = AnymalCFlatTrotDiffEnvCfg(num_envs=num_envs, asset_source="urdf", episode_length_s=0.4)
     cfg.observations.enable_corruption = False  # as in -Play: the deployed loop's observations are noise-free
     if contact_model is not None:
         cfg.solver_cfg.contact_model = contact_model
@@ -33,7 +37,7 @@ def make_env(num_envs=4, contact_model=None, **fields):
 def random_policy(env, seed=0):
     """A SHAC inference policy with random weights and a non-trivial normaliser (mean and std not 0 and 1)."""
     torch.manual_seed(seed)
-    agent = AnymalCFlatShacRunnerCfg()
+    agent = AnymalCFlatTrotShacRunnerCfg()
     agent.policy.actor_hidden_dims = [32, 32]
     agent.policy.critic_hidden_dims = [16]
     runner = ShacRunner(env, agent, log_dir=None, device="cpu")
@@ -149,15 +153,46 @@ def test_gym_make_without_cfg_builds_the_registered_config():
 
     env = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct", num_envs=2, asset_source="urdf").unwrapped
     assert type(env.cfg) is AnymalCFlatDiffEnvCfg
-    assert (
-        env.cfg.kp == 80.0 and env.cfg.solver_cfg.kappa == 200.0 and env.cfg.gait.period_s == 0.6 and env.num_obs == 50
-    )
+    assert env.cfg.kp == 80.0 and env.cfg.solver_cfg.kappa == 200.0 and env.num_obs == 48
+    assert env.cfg.gait.period_s == 0.0 and env.cfg.gait.joint_swing_scale == 0.0  # no clock, no generator
+    assert env.cfg.rewards.track_lin_vel_xy_l2 == -1.0 and env.cfg.commands.rel_standing_envs == 0.2
     assert env.cfg.solver_cfg.contact_model == "smoothed" and env.cfg.num_envs == 2
     play = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct-Play", num_envs=2, asset_source="urdf").unwrapped
     assert type(play.cfg) is AnymalCFlatDiffEnvCfg_PLAY
     assert play.cfg.solver_cfg.contact_model == "hard" and play.cfg.events.push_velocity == 0.0
-    assert play.cfg.kp == 80.0 and play.cfg.gait.joint_swing_scale == 1.0
+    assert play.cfg.commands.lin_vel_y == (-1.0, 1.0) and play.cfg.commands.rel_standing_envs == 0.0
     assert play.sim.solver.contact_model == "hard"
+    trot = gym.make("DiffSim-Velocity-Flat-AnymalC-Trot-Direct", num_envs=2, asset_source="urdf").unwrapped
+    assert type(trot.cfg) is AnymalCFlatTrotDiffEnvCfg
+    assert trot.cfg.gait.period_s == 0.6 and trot.num_obs == 50 and trot.cfg.commands.lin_vel_y == (0.0, 0.0)
+    trot_play = gym.make("DiffSim-Velocity-Flat-AnymalC-Trot-Direct-Play", num_envs=2, asset_source="urdf").unwrapped
+    assert type(trot_play.cfg) is AnymalCFlatTrotDiffEnvCfg_PLAY
+    assert trot_play.cfg.kp == 80.0 and trot_play.cfg.gait.joint_swing_scale == 1.0
+
+
+def test_bundle_without_clock_has_no_phase_input_and_no_generator(tmp_path):
+    """The default task's bundle: 48 observations, no step input, no gait offsets in io.yaml or the ONNX graph; its
+    ONNX loop reproduces the torch policy's evaluation."""
+    torch.set_num_threads(1)
+    cfg = AnymalCFlatDiffEnvCfg(num_envs=2, asset_source="urdf", episode_length_s=0.4)
+    cfg.observations.enable_corruption = False
+    cfg.solver_cfg.contact_model = "hard"
+    env = DiffVelocityEnv(cfg)
+    pol = random_policy(env)
+    export_bundle(env, pol, str(tmp_path), env.cfg.to_dict(), "shac")
+    io = yaml.safe_load((tmp_path / "io.yaml").read_text())
+    assert [i["name"] for i in io["controller"]["inputs"]] == ["obs"]
+    assert io["controller"]["inputs"][0]["shape"] == ["N", 48]
+    assert io["gait"] == {"period_s": 0.0, "joint_swing_scale": 0.0}
+    assert io["observations"]["computed_inside"] == []
+    assert "gait" not in io["controller"]["target_formula"]
+    session = ort.InferenceSession(str(tmp_path / "policy.onnx"))
+    assert [i.name for i in session.get_inputs()] == ["obs"]
+    results = []
+    for p in (pol, OnnxBundlePolicy(str(tmp_path), env)):
+        env.reset(seed=3)
+        results.append(evaluate(env, p, 2, progress=False))
+    np.testing.assert_allclose(results[1].returns, results[0].returns, rtol=1e-4, atol=1e-4)
 
 
 def test_env_cfg_without_solver_cfg_is_refused_naming_it():

@@ -11,7 +11,8 @@ from isaaclab_diffsim.envs.rotations import quat_rotate_inverse  # noqa: E402
 from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv  # noqa: E402
 from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs  # noqa: E402
 
-TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
+TASKS = ("DiffSim-Velocity-Flat-AnymalC-Direct", "DiffSim-Velocity-Flat-AnymalC-Trot-Direct")
+"""The default task (no gait clock) and the trot task (clock and trajectory generator in the graph)."""
 TARGET_ATOL = 1e-5
 """Joint position targets [rad]: the ONNX pipeline against the env's torch targets."""
 STEPS = 15
@@ -33,15 +34,17 @@ def _inputs(env, node: str) -> dict:
 
 
 @pytest.mark.integration
-def test_shac_leapp_pipeline_matches_env(tmp_path, one_torch_thread):
-    """Trace a random policy on the gait-clock task (URDF model: no Isaac Lab scene needed), then run the export
-    beside the env for STEPS steps from a reset: targets equal within TARGET_ATOL, trajectory generator included."""
+@pytest.mark.parametrize("TASK", TASKS)
+def test_shac_leapp_pipeline_matches_env(TASK, tmp_path, one_torch_thread):
+    """Trace a random policy on the task (URDF model: no Isaac Lab scene needed), then run the export beside the env
+    for STEPS steps from a reset: targets equal within TARGET_ATOL, the trot task's trajectory generator included."""
     from leapp import InferenceManager
 
     env_cfg, _ = load_task_cfgs(TASK, "shac_cfg_entry_point")
     env_cfg.asset_source = "urdf"
     prepare_env_cfg_for_export(env_cfg)
-    assert env_cfg.gait.period_s > 0 and env_cfg.gait.joint_swing_scale > 0  # the clock is part of the graph
+    clock = "Trot" in TASK
+    assert (env_cfg.gait.period_s > 0 and env_cfg.gait.joint_swing_scale > 0) == clock
     env = DiffVelocityEnv(env_cfg)
     torch.manual_seed(0)
     policy = torch.nn.Sequential(torch.nn.Linear(env.num_obs, 32), torch.nn.ELU(), torch.nn.Linear(32, 12))

@@ -14,8 +14,10 @@ from isaaclab_diffsim.deploy import Controller, export_bundle
 from isaaclab_diffsim.deploy.observations import rotate_inverse
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
-from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import (
+    AnymalCFlatTrotShacRunnerCfg,
+)
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatTrotDiffEnvCfg
 
 SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "source")
 
@@ -24,10 +26,10 @@ SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.ab
 def env_policy_bundle(tmp_path_factory):
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    cfg = AnymalCFlatDiffEnvCfg(num_envs=2, asset_source="urdf", episode_length_s=2.0)
+    cfg = AnymalCFlatTrotDiffEnvCfg(num_envs=2, asset_source="urdf", episode_length_s=2.0)
     cfg.observations.enable_corruption = False
     env = DiffVelocityEnv(cfg)
-    agent = AnymalCFlatShacRunnerCfg()
+    agent = AnymalCFlatTrotShacRunnerCfg()
     agent.policy.actor_hidden_dims, agent.policy.critic_hidden_dims = [32, 32], [16]
     runner = ShacRunner(env, agent, log_dir=None, device="cpu")
     runner.alg.obs_normalizer.update(torch.randn(256, env.num_obs, dtype=torch.float64) * 3.0 + 1.0)

@@ -15,15 +15,17 @@ from isaaclab_diffsim.deploy.sim2sim.actuator import DcMotor
 from isaaclab_diffsim.deploy.sim2sim.mujoco_loop import MujocoRunner
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
-from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import AnymalCFlatShacRunnerCfg
-from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.shac_cfg import (
+    AnymalCFlatTrotShacRunnerCfg,
+)
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatTrotDiffEnvCfg
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "deploy" / "sim2sim.py"
 G = 9.81
 
 
 def make_env(gait: bool = True, **fields):
-    cfg = AnymalCFlatDiffEnvCfg(num_envs=1, asset_source="urdf", episode_length_s=2.0)
+    cfg = AnymalCFlatTrotDiffEnvCfg(num_envs=1, asset_source="urdf", episode_length_s=2.0)
     cfg.observations.enable_corruption = False
     cfg.solver_cfg.contact_model = "hard"
     ev = cfg.events
@@ -42,7 +44,7 @@ def bundle(tmp_path_factory):
     torch.set_num_threads(1)
     torch.manual_seed(0)
     env = make_env()
-    agent = AnymalCFlatShacRunnerCfg()
+    agent = AnymalCFlatTrotShacRunnerCfg()
     agent.policy.actor_hidden_dims, agent.policy.critic_hidden_dims = [32, 32], [16]
     runner = ShacRunner(env, agent, log_dir=None, device="cpu")
     out = tmp_path_factory.mktemp("bundle")

@@ -8,7 +8,7 @@ import pytest
 
 from isaaclab_diffsim.deploy.sim2sim import parse_variant, parse_variants, summarize
 from isaaclab_diffsim.deploy.sim2sim.actuator import DcMotor
-from isaaclab_diffsim.deploy.sim2sim.metrics import CONTACT_HEIGHT, EpisodeAccumulator, StepSample
+from isaaclab_diffsim.deploy.sim2sim.metrics import CONTACT_HEIGHT, STEP_HEIGHT, EpisodeAccumulator, StepSample
 from isaaclab_diffsim.deploy.sim2sim.noise import add_noise
 
 DT, RADIUS, J = 0.02, 0.03, 2
@@ -86,7 +86,8 @@ def test_foot_slip_in_stance_only():
 def test_touchdowns_and_drift():
     def feet(k):
         p = np.tile([0.0, 0.0, RADIUS], (4, 1))
-        p[0, 2] = RADIUS + (2 * CONTACT_HEIGHT if k % 10 < 5 else 0.0)  # LF: 5 steps up, 5 down, from step 0
+        p[0, 2] = RADIUS + (1.5 * STEP_HEIGHT if k % 10 < 5 else 0.0)  # LF: 5 steps up, 5 down, from step 0
+        p[1, 2] = RADIUS + (1.5 * CONTACT_HEIGHT if k % 2 else 0.0)  # RF flickers below the step height
         return p
 
     # 41 steps: LF lands at steps 5, 15, 25, 35 (step 40 ends the episode and is left out)

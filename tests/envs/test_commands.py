@@ -8,7 +8,10 @@ import pytest
 import torch
 
 from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
-from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatDiffEnvCfg
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import (
+    AnymalCFlatDiffEnvCfg,
+    AnymalCFlatTrotDiffEnvCfg,
+)
 
 
 def make(num_envs=8, **commands):
@@ -63,9 +66,12 @@ def test_standing_envs_get_a_zero_command():
     assert torch.all(env.commands[standing] == 0.0)
 
 
-def test_registered_task_keeps_forward_commands_and_bad_fractions_are_refused():
-    cfg = AnymalCFlatDiffEnvCfg()
-    assert not cfg.commands.heading_command and cfg.commands.rel_standing_envs == 0.0
+def test_registered_tasks_commands_and_bad_fractions_are_refused():
+    cfg = AnymalCFlatDiffEnvCfg()  # Isaac Lab's omnidirectional commands, a fifth of the envs standing
+    assert cfg.commands.heading_command and cfg.commands.rel_standing_envs == 0.2
+    assert cfg.commands.lin_vel_y == (-1.0, 1.0) and cfg.commands.ang_vel_z == (-1.0, 1.0)
+    trot = AnymalCFlatTrotDiffEnvCfg()  # forward only: the trot cannot stand or turn
+    assert not trot.commands.heading_command and trot.commands.rel_standing_envs == 0.0
     cfg = DiffVelocityEnvCfg()
     cfg.commands.rel_standing_envs = 1.5
     with pytest.raises(ValueError, match="rel_standing_envs must be in"):

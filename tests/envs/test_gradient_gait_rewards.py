@@ -12,7 +12,14 @@ from isaaclab_diffsim.tasks.direct.locomotion.velocity.recipes import use_gradie
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-NEW_TERMS = ("track_lin_vel_xy_l2", "track_ang_vel_z_l2", "base_height_exp", "upright", "joint_deviation_l2")
+NEW_TERMS = (
+    "track_lin_vel_xy_l2",
+    "track_ang_vel_z_l2",
+    "base_height_exp",
+    "upright",
+    "joint_deviation_l2",
+    "stand_still",
+)
 
 
 def make_env(only_new_terms: bool = False) -> DiffVelocityEnv:
@@ -64,8 +71,11 @@ def test_terms_match_their_formulas():
     want_height = torch.exp(-10.0 * (height - 0.55) ** 2) * dt
     want_upright = 0.5 * rot[:, 2, 2] * dt  # the base z axis' world z: cos of the tilt
     want_pose = -0.3 * ((env.q[:, 7:] - env.default_leg) ** 2).sum(1) * dt
-    for name, want in zip(NEW_TERMS, (want_xy, want_yaw, want_height, want_upright, want_pose)):
+    # env 1's command is zero: it alone pays for standing away from the default pose
+    want_still = -1.0 * (env.q[:, 7:] - env.default_leg).abs().sum(1) * torch.tensor([0.0, 1.0]) * dt
+    for name, want in zip(NEW_TERMS, (want_xy, want_yaw, want_height, want_upright, want_pose, want_still)):
         assert torch.allclose(terms[name], want, atol=1e-7), name
+    assert float(want_still[1]) < 0.0
     assert float(want_pose.abs().min()) > 0 and float(want_xy.abs().min()) > 0  # the terms are not trivially 0
 
 
@@ -90,11 +100,19 @@ def test_height_kernel_peaks_at_the_target():
 
 def test_gradient_matches_finite_differences():
     env = make_env(only_new_terms=True)
+    env.cfg.rewards.stand_still_joint_vel = -0.1
     env.cfg.solver_cfg.contact_model = "smoothed"
     env.reset(seed=1)
     with torch.no_grad():
         env.step(torch.full((2, 12), 0.3))
         env.commands = torch.tensor([[0.8, 0.3, -0.5], [-0.4, 0.0, 0.6]])
+    _check_fd(env)
+    with torch.no_grad():  # a zero command: stand_still joins the sum
+        env.commands = torch.zeros(2, 3)
+    _check_fd(env)
+
+
+def _check_fd(env):
     start = env.get_state()
     a0 = torch.full((2, 12), -0.2)
 
@@ -111,3 +129,16 @@ def test_refuses_a_negative_height_sharpness():
     cfg.rewards.base_height_sharpness = -1.0
     with pytest.raises(ValueError, match="rewards.base_height_sharpness"):
         cfg.validate_values()
+
+
+def test_stand_still_joint_speed_counts_only_under_a_zero_command():
+    env = make_env()
+    env.cfg.rewards.stand_still_joint_vel = -0.1
+    env.reset(seed=0)
+    with torch.no_grad():
+        env.step(torch.full((2, 12), 0.3))
+        env.commands = torch.tensor([[0.05, 0.0, 0.05], [0.0, 0.0, 0.5]])  # env 0 near zero; env 1 turns
+        terms = env._rewards(env.q, env.qd, env._base(), env._prev_qd_leg, env.actions, env._targets_leg, env.body_q)[1]
+    want = -0.1 * env.qd[:, 6:].abs().sum(1) * torch.tensor([1.0, 0.0]) * env.step_dt
+    assert torch.allclose(terms["stand_still_joint_vel"], want, atol=1e-7)
+    assert float(want[0]) < 0.0

@@ -302,3 +302,22 @@ def test_state_round_trip_keeps_levels_and_origins():
     second = run()
     assert all(torch.equal(a, b) for a, b in zip(first, second))
     env.close()
+
+
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda c: setattr(c.terrain.generator, "num_rows", 0), "terrain.generator.num_rows"),
+        (lambda c: setattr(c.terrain.generator, "sub_terrains", {}), "terrain.generator.sub_terrains"),
+        (lambda c: setattr(c.height_scan, "size", (50.0, 1.0)), "height_scan.size"),
+        (lambda c: setattr(c.terrain.generator, "border_width", 0.5), "height_scan.size"),
+    ],
+)
+def test_terrain_and_scan_that_cannot_work_are_refused_naming_the_field(edit, field):
+    cfg = AnymalCRoughDiffEnvCfg()
+    cfg.validate_values()
+    cfg.terrain.generator = cfg.terrain.generator.copy()
+    edit(cfg)
+    with pytest.raises(ValueError) as err:
+        cfg.validate_values()
+    assert field in str(err.value) and "\n" not in str(err.value), str(err.value)

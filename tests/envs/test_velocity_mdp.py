@@ -118,3 +118,12 @@ def test_terminations_and_leg_kicks():
         kick, torch.tensor([1, 0]), torch.tensor([0, 0, 1, 1]), torch.tensor([True, False]), 6
     )
     assert change.shape == (2, 10) and change[0, 6:].tolist() == [0.0, 0.0, 1.0, 1.0] and change[1].abs().sum() == 0
+
+
+def test_stand_still_terms_charge_only_envs_told_to_stand():
+    commands = torch.tensor([[0.05, 0.0, 0.05], [0.5, 0.0, 0.0], [0.0, 0.0, 0.3]])
+    still = mdp.still_command(commands, 0.1)
+    assert still.tolist() == [True, False, False]
+    q = torch.tensor([[0.1, -0.2]] * 3)
+    assert torch.allclose(mdp.stand_still(q, torch.zeros(2), still), torch.tensor([0.3, 0.0, 0.0]))
+    assert torch.allclose(mdp.stand_still_joint_vel(-q, still), torch.tensor([0.3, 0.0, 0.0]))

@@ -118,3 +118,25 @@ def test_deployability_end_to_end_tiny(tmp_path):
     assert "## deployability" in page and "**MuJoCo**" in page and "**our hard contact model**" in page
     assert "velocity_trace_randomised_seed1.png" in page
     assert set(result["numbers"]["long_check_goal_met"]) == {"randomised seed 1"} and "**Long check, MuJoCo**" in page
+
+
+def test_standing_is_part_of_the_goal_with_the_zero_command_variant():
+    exp = {"seeds": [1, 2, 3], "variants": ["nominal", "cmd0.0"], "runs": {"r": {}}}
+
+    def stand(touchdowns: list[float], drift: float) -> dict:
+        out = result({"nominal": 0.0, "cmd0.0": 0.0})
+        still = out["variants"]["cmd0.0"]
+        still["per_episode"] = [{"touchdowns_per_foot_s": t} for t in touchdowns]
+        still["touchdowns_per_foot_s"], still["drift_m"] = sum(touchdowns) / len(touchdowns), drift
+        return out
+
+    loaded = {
+        ("r", 1, "mujoco"): stand([0.0, 0.0], 0.02),
+        ("r", 2, "mujoco"): stand([0.0, 0.1], 0.02),  # one episode stepped
+        ("r", 3, "mujoco"): stand([0.0, 0.0], 0.15),  # drifted too far
+    }
+    loaded.update({("r", s, "diffsim"): loaded[("r", s, "mujoco")] for s in (1, 2, 3)})
+    tables, numbers = summarize(exp, loaded)
+    assert numbers["goal_met"] == {"r seed 1": True, "r seed 2": False, "r seed 3": False}
+    assert "| r | 2 | no | none | 0.100 | 0.05, 0.020 |" in tables[0]
+    assert "touchdowns per foot [1/s]" in tables[1] and "base drift [m]" in tables[1]

@@ -188,9 +188,10 @@ def test_recipe_summary_reports_each_run_over_its_seeds():
                 "hard": {
                     "returns": [ret, ret + 2.0],
                     "tracking_errors": [0.1, 0.3],
+                    "yaw_errors": [0.2, 0.4],
                     "falls": [0.0, 1.0],
                     "gait": gait,
-                    "stand": {"drift_m": [0.05, 0.15]},
+                    "stand": {"drift_m": [0.05, 0.15], "steps_per_s": [0.0, 0.5]},
                 }
             }
         }
@@ -211,7 +212,9 @@ def test_recipe_summary_reports_each_run_over_its_seeds():
     assert numbers["kp85"]["falls [%]"] == [50.0] and numbers["kp85"]["gait period [s]"] == pytest.approx([0.6])
     lines = table.splitlines()
     assert lines[2].startswith("| baseline | baseline | 1, 2 | 16.0 +- 5.0 (11.0, 21.0) |")
-    assert lines[3].startswith("| kp85 | `env.kp=85.0` | 1 | 6.0 | 0.200 | 50.0 | 0.60 | 0.80 | 2.00 | 0.300 | 10.0 |")
+    assert lines[3] == (
+        "| kp85 | `env.kp=85.0` | 1 | 6.0 | 0.200 | 0.300 | 50.0 | 0.60 | 0.80 | 2.00 | 0.300 | 10.0 | 0.100 | 0.25 |"
+    )
     assert lines[4].startswith("| ppo | PPO | 1 | 8.0 |")
 
 

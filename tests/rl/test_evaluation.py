@@ -43,6 +43,7 @@ class ScriptedEnv:
         trunc = (self.ep_len >= self.max_episode_length) & ~fall
         obs = self._obs()
         obs[:, 0:2] = actions[:, 0:2]
+        obs[:, 5] = actions[:, 2]  # the yaw rate: the action's third entry
         extras = {"terminal_obs": obs.clone()}
         done = fall | trunc
         self.ep_len[done] = 0
@@ -71,9 +72,23 @@ def test_each_env_first_full_episode_counts():
     np.testing.assert_array_equal(res.lengths, [2, 10])
     np.testing.assert_allclose(res.returns, [2 * 1.0, 10 * 2.0])
     np.testing.assert_allclose(res.tracking_errors, [0.3, 0.5], rtol=1e-6)
+    np.testing.assert_allclose(res.yaw_errors, [0.0, 0.0], atol=1e-7)
     assert res.joint_trace.shape == (2, 12)  # env 0's two steps, from the reset pose
     np.testing.assert_array_equal(res.joint_trace[:, 0], [0.0, 1.0])
     assert "fall rate 50.0 %" in res.summary()
+
+
+def test_yaw_rate_error():
+    env = ScriptedEnv(fall_at=[None, 4], commands=[[0.0, 0.0, 0.5], [0.0, 0.0, -1.0]])
+
+    def turn(obs):
+        a = torch.zeros(obs.shape[0], 12)
+        a[:, 2] = 0.2  # yaw rate 0.2 rad/s in both envs
+        return a
+
+    res = evaluate(env, turn, num_episodes=2, progress=False)
+    np.testing.assert_allclose(res.yaw_errors, [0.3, 1.2], rtol=1e-6)
+    assert "yaw-rate error 0.750 rad/s" in res.summary()
 
 
 def test_fewer_episodes_than_envs_and_rounds():
@@ -117,16 +132,19 @@ def test_real_env_scripted_policies():
     # the same episodes by hand: a fresh env with the same seed, reset, repeats them
     env2 = DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=3, episode_length_s=0.2))
     env2.reset()
-    total, err = torch.zeros(3), torch.zeros(3)
+    total, err, yaw = torch.zeros(3), torch.zeros(3), torch.zeros(3)
     with torch.no_grad():
         for _ in range(10):
-            cmd = env2.commands[:, :2].clone()
+            cmd = env2.commands.clone()
             _, rew, term, trunc, extras = env2.step(torch.zeros(3, 12))
             total += rew
-            err += (cmd - extras["terminal_obs"][:, 0:2]).norm(dim=1)
+            err += (cmd[:, :2] - extras["terminal_obs"][:, 0:2]).norm(dim=1)
+            yaw += (cmd[:, 2] - extras["terminal_obs"][:, 5]).abs()  # base_ang_vel's z
     assert bool(trunc.all()) and not bool(term.any())
     np.testing.assert_allclose(res.returns, total.numpy(), rtol=1e-6)
     np.testing.assert_allclose(res.tracking_errors, (err / 10).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(res.yaw_errors, (yaw / 10).numpy(), rtol=1e-5, atol=1e-6)
+    assert float(res.yaw_errors.min()) > 0.01  # the base config commands yaw rates
     assert res.joint_trace.shape == (10, 12)
 
     low = DiffVelocityEnv(DiffVelocityEnvCfg(num_envs=3, max_gravity_z=-1.5))

@@ -239,7 +239,8 @@ def test_requirements_step_lists_pyproject_dependencies(tmp_path):
     proc = run_step(extract, tmp_path)
     assert proc.returncode == 0, proc.stderr
     project = tomllib.loads((ROOT / "source/isaaclab_diffsim/pyproject.toml").read_text())["project"]
-    assert proc.stdout.splitlines() == project["dependencies"] + project["optional-dependencies"]["test"]
+    extras = project["optional-dependencies"]
+    assert proc.stdout.splitlines() == project["dependencies"] + extras["test"] + extras["leapp"]
 
 
 @pytest.mark.integration
@@ -260,3 +261,15 @@ def test_kernel_warm_step_runs_the_entrypoint(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "[eval] hard contact" in proc.stdout
     assert not (tmp_path / "warmup").exists()
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_leapp_step_exports_and_deploys_a_tiny_policy(tmp_path):
+    pytest.importorskip("leapp")
+    runs = [c.value[0] for c in parse() if c.cmd.upper() == "RUN"]
+    step = next(r for r in runs if "--format leapp" in r)
+    proc = run_step(step.replace("/tmp/leapp_smoke", str(tmp_path / "leapp_smoke")), tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert '"episodes": 1' in proc.stdout and '"finite": true' in proc.stdout, proc.stdout[-2000:]
+    assert not (tmp_path / "leapp_smoke").exists()

@@ -55,7 +55,7 @@ def test_train_checkpoint_export_evaluate(tmp_path):
     assert (d / "exported" / "policy.onnx").is_file() and (d / "exported" / "policy.pt").is_file()
     assert (d / "exported" / "io.yaml").is_file()
     env_cfg = torch.load(d / "model_2.pt", weights_only=True)["env_cfg"]  # plain data: weights_only reads it
-    assert env_cfg["num_envs"] == 2 and env_cfg["episode_length_s"] == 0.2 and env_cfg["gait"]["period_s"] == 0.6
+    assert env_cfg["num_envs"] == 2 and env_cfg["episode_length_s"] == 0.2 and env_cfg["gait"]["period_s"] == 0.0
     params = yaml.full_load((d / "params" / "env.yaml").read_text())  # as Isaac Lab's load_yaml reads it
     assert params["num_envs"] == 2 and params["solver_cfg"]["contact_model"] == "smoothed"
     assert yaml.full_load((d / "params" / "agent.yaml").read_text())["horizon"] == 4
@@ -242,7 +242,7 @@ def test_export_ppo_checkpoint_matches_training_bundle(tmp_path):
     assert io["controller"]["algorithm"] == "ppo" and io["controller"]["action_clip"] == state["cfg"]["clip_actions"]
     num_obs = io["controller"]["inputs"][0]["shape"][1]
     gen = torch.Generator().manual_seed(0)
-    feed = {"obs": torch.randn(5, num_obs, generator=gen).numpy(), "step": np.arange(5, dtype=np.float32)[:, None]}
+    feed = {"obs": torch.randn(5, num_obs, generator=gen).numpy()}  # no gait clock: no step input
     a = ort.InferenceSession(str(d / "exported" / "policy.onnx")).run(None, feed)
     b = ort.InferenceSession(str(tmp_path / "bundle" / "policy.onnx")).run(None, feed)
     for x, y in zip(a, b):

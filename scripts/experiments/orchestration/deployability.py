@@ -8,8 +8,10 @@ import shutil
 
 from isaaclab_diffsim.experiments.deployability import (
     GOAL_FALL_RATE,
+    GOAL_STAND_DRIFT,
     GOAL_TRACKING,
     SIMS,
+    STAND_VARIANT,
     long_check_exp,
     summarize,
 )
@@ -22,8 +24,18 @@ RESULT_FILE = "sim2sim.json"
 TRACE_FILE = "trace.json"
 
 
+def command_range_args(exp: dict) -> list[str]:
+    """sim2sim.py's ``--vy_range`` / ``--yaw_range`` from the experiment's keys of those names (none: forward only)."""
+    args = []
+    for key in ("vy_range", "yaw_range"):
+        if key in exp:
+            low, high = exp[key]
+            args += [f"--{key}", str(low), str(high)]
+    return args
+
+
 def sim2sim_argv(ctx: ExperimentContext, exp: dict, bundle: str, sim: str, seed: int, directory: str) -> list[str]:
-    """sim2sim.py on ``bundle`` in ``sim`` with ``exp``'s variants, episodes and episode length."""
+    """sim2sim.py on ``bundle`` in ``sim`` with ``exp``'s variants, episodes, episode length and command ranges."""
     return [
         python(),
         os.path.join(ctx.repo, "scripts", "deploy", "sim2sim.py"),
@@ -40,6 +52,7 @@ def sim2sim_argv(ctx: ExperimentContext, exp: dict, bundle: str, sim: str, seed:
         str(seed),
         "--out",
         os.path.join(directory, RESULT_FILE),
+        *command_range_args(exp),
     ]
 
 
@@ -74,6 +87,21 @@ def sim2sim_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int
     return jobs
 
 
+def commands_text(exp: dict) -> str:
+    """How the episodes' commands are drawn, for the page: forward only, or with the lateral and yaw ranges."""
+    extra = [f"{name} in {exp[key]}" for key, name in (("vy_range", "vy"), ("yaw_range", "yaw rate")) if key in exp]
+    return "forward commands" if not extra else "commands (vx in [-1, 1], " + ", ".join(extra) + ")"
+
+
+def stand_text(exp: dict) -> str:
+    if STAND_VARIANT not in exp["variants"]:
+        return ""
+    return (
+        f"; with the zero command ({STAND_VARIANT}): no touchdown in any episode and a mean base drift below "
+        f"{GOAL_STAND_DRIFT} m over the episode"
+    )
+
+
 def run(ctx: ExperimentContext, exp: dict) -> dict:
     if "nominal" not in exp["variants"]:
         raise SystemExit(f"experiment {exp['name']}: variants must include nominal (the goal's tracking error)")
@@ -93,11 +121,11 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
         f"Each run: SHAC on `{exp['task']}` with the base overrides {base} plus the run's own, "
         f"{ctx.size['shac_iterations']} iterations unless the run says otherwise; its exported bundle driven by "
         f"`scripts/deploy/sim2sim.py` through onnxruntime, {exp['episodes']} episodes of {exp['episode_s']} s per "
-        "variant (forward commands drawn from one seed, the same in both simulators). Goal per seed in MuJoCo: "
+        f"variant ({commands_text(exp)} drawn from one seed, the same in both simulators). Goal per seed in MuJoCo: "
         f"falls < {100 * GOAL_FALL_RATE:.0f} % in every variant with friction 0.4-1.2, payload -5 to +10 kg, pushes "
         f"up to 1 m/s, latency up to 2 control steps and motor strength +-20 %, and a nominal tracking error "
-        f"< {GOAL_TRACKING} m/s. Figures: commanded against achieved forward velocity in MuJoCo for the steps "
-        f"0, 0.5, 1.0, 0 m/s of {exp['trace_step_s']} s each."
+        f"< {GOAL_TRACKING} m/s{stand_text(exp)}. Figures: commanded against achieved forward velocity in MuJoCo "
+        f"for the steps 0, 0.5, 1.0, 0 m/s of {exp['trace_step_s']} s each."
     )
     return {
         "tables": [intro + "\n\n" + tables[0], *tables[1:]],

@@ -43,7 +43,7 @@ def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Jo
     for run, spec in exp["runs"].items():
         algo = run_algo(spec)
         for seed in spec.get("seeds", exp["seeds"]):
-            directory = os.path.join(ctx.runs_dir, exp["name"], run, f"seed{seed}")
+            directory = os.path.join(ctx.runs_dir, exp.get("runs_of", exp["name"]), run, f"seed{seed}")
             jobs[(run, seed)] = training_job(
                 ctx.repo,
                 directory,

@@ -57,6 +57,24 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
     num_obs = sum(s for _, s, _ in terms)
     nj = len(env.layout.joint_names)
     default = env.default_leg.detach().cpu().tolist()
+    clock = gait["period_s"] > 0
+    step_input = {
+        "name": "step",
+        "shape": ["N", 1],
+        "dtype": "float32",
+        "description": "control steps since the episode started (0 at the first action): the gait clock",
+    }
+    gait_block = {"period_s": float(gait["period_s"]), "joint_swing_scale": float(gait["joint_swing_scale"])}
+    if clock:  # without a clock the controller has no phase, no step input and no generator offsets
+        gait_block.update(
+            {
+                "phase_offsets_by_leg": dict(zip(("LF", "RF", "LH", "RH"), map(float, gait["phase_offsets"]))),
+                "joint_phase_offsets": env.gait_offsets[env.joint_legs].detach().cpu().tolist(),
+                "phase": "(step * dt / period_s) mod 1",
+                "gait_offsets": "joint_swing_scale * max(sin(2 pi (phase + joint_phase_offsets)), 0) "
+                "* default_joint_pos",
+            }
+        )
     return {
         "format_version": FORMAT_VERSION,
         "controller": {
@@ -68,12 +86,7 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
                     "dtype": "float32",
                     "description": "the observation terms below, concatenated in order",
                 },
-                {
-                    "name": "step",
-                    "shape": ["N", 1],
-                    "dtype": "float32",
-                    "description": "control steps since the episode started (0 at the first action): the gait clock",
-                },
+                *([step_input] if clock else []),
             ],
             "outputs": [
                 {
@@ -90,7 +103,8 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
                     "description": "raw policy actions: feed back as the next observation's last_action",
                 },
             ],
-            "target_formula": "default_joint_pos + action_scale * actions + gait_offsets(step)",
+            "target_formula": "default_joint_pos + action_scale * actions"
+            + (" + gait_offsets(step)" if clock and gait["joint_swing_scale"] > 0 else ""),
             "algorithm": policy_info.get("algorithm"),
             "action_clip": policy_info.get("action_clip"),
         },
@@ -99,7 +113,7 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
             "computed_inside": [
                 {"name": GAIT_CLOCK_TERM[0], "shape": [GAIT_CLOCK_TERM[1]], "description": GAIT_CLOCK_TERM[2]}
             ]
-            if gait["period_s"] > 0
+            if clock
             else [],
         },
         "actions": {
@@ -124,14 +138,7 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
             }
         },
         "scene": {"physics_dt": float(cfg.sim_dt), "dt": float(env.step_dt), "decimation": int(cfg.decimation)},
-        "gait": {
-            "period_s": float(gait["period_s"]),
-            "joint_swing_scale": float(gait["joint_swing_scale"]),
-            "phase_offsets_by_leg": dict(zip(("LF", "RF", "LH", "RH"), map(float, gait["phase_offsets"]))),
-            "joint_phase_offsets": env.gait_offsets[env.joint_legs].detach().cpu().tolist(),
-            "phase": "(step * dt / period_s) mod 1",
-            "gait_offsets": "joint_swing_scale * max(sin(2 pi (phase + joint_phase_offsets)), 0) * default_joint_pos",
-        },
+        "gait": gait_block,
         "training": {
             "contact_model": train_solver["contact_model"],
             "kappa": float(train_solver["kappa"]),

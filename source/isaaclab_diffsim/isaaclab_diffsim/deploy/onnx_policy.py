@@ -93,7 +93,10 @@ class OnnxBundlePolicy:
         obs = self.observation()
         n_phys = sum(s for _, s, _ in OBSERVATION_TERMS)
         self.max_obs_error = max(self.max_obs_error, float(np.abs(obs - env_obs[:, :n_phys].cpu().numpy()).max()))
-        targets, actions = self.session.run(["joint_pos_target", "actions"], {"obs": obs, "step": step})
+        feed = {"obs": obs}
+        if "step" in (i.name for i in self.session.get_inputs()):  # only a bundle with a gait clock takes it
+            feed["step"] = step
+        targets, actions = self.session.run(["joint_pos_target", "actions"], feed)
         self.last_actions = actions.copy()
         a = torch.from_numpy(actions).to(env.device)
         with torch.no_grad():

@@ -21,6 +21,8 @@ COLUMNS = (
     ("pitch rms [rad]", "pitch_rms", 1.0, "{:.3f}"),
     ("torque change rms [N m]", "torque_change_rms", 1.0, "{:.2f}"),
     ("stance foot slip [m/s]", "foot_slip_speed", 1.0, "{:.3f}"),
+    ("touchdowns per foot [1/s]", "touchdowns_per_foot_s", 1.0, "{:.2f}"),
+    ("base drift [m]", "drift_m", 1.0, "{:.3f}"),
 )
 """(header, key of a variant's summary in sim2sim.py's JSON, factor, format); a key the JSON lacks reads NaN."""
 
@@ -28,6 +30,10 @@ GOAL_FALL_RATE = 0.05
 GOAL_TRACKING = 0.25
 """The goal, per seed in MuJoCo: fall rate below GOAL_FALL_RATE in every variant :func:`in_goal` admits and a
 tracking error below GOAL_TRACKING [m/s] at nominal conditions."""
+STAND_VARIANT = "cmd0.0"
+GOAL_STAND_DRIFT = 0.1
+"""Standing, when the experiment has the zero-command variant :data:`STAND_VARIANT`: no touchdown in any episode
+and a mean base drift below GOAL_STAND_DRIFT [m] over the episode."""
 GOAL_FRICTION = (0.4, 1.2)
 GOAL_PAYLOAD = (-5.0, 10.0)
 GOAL_PUSH = 1.0
@@ -78,11 +84,14 @@ def sim_table(exp: dict, results: dict, sim: str) -> tuple[str, dict]:
 
 def goal(exp: dict, results: dict, sim: str = "mujoco") -> tuple[str, dict]:
     """Markdown table of the goal per (run, seed) in ``sim``: met or not, the variants that missed it (fall rate
-    >= GOAL_FALL_RATE) and the nominal tracking error. Returns the table and {"run seed N": met}."""
+    >= GOAL_FALL_RATE), the nominal tracking error and, with the zero-command variant, the standing measures (part of
+    the goal then). Returns the table and {"run seed N": met}."""
     goal_variants = [n for n in exp["variants"] if in_goal(parse_variant(n))]
+    stand = STAND_VARIANT in exp["variants"]
     rows = [
-        "| run | seed | goal met | variants with falls >= 5 % | nominal tracking [m/s] |",
-        "| --- | --- | --- | --- | --- |",
+        "| run | seed | goal met | variants with falls >= 5 % | nominal tracking [m/s] |"
+        + (" stand: touchdowns per foot [1/s], drift [m] |" if stand else ""),
+        "| --- | --- | --- | --- | --- |" + (" --- |" if stand else ""),
     ]
     met_by_seed = {}
     for run, spec in exp["runs"].items():
@@ -93,9 +102,16 @@ def goal(exp: dict, results: dict, sim: str = "mujoco") -> tuple[str, dict]:
             missed = [n for n in goal_variants if variants[n]["fall_rate"] >= GOAL_FALL_RATE]
             tracking = variants["nominal"]["tracking_error"] if "nominal" in variants else float("nan")
             met = not missed and tracking < GOAL_TRACKING
+            stand_cell = ""
+            if stand:
+                still = variants[STAND_VARIANT]
+                touchdowns = max(e["touchdowns_per_foot_s"] for e in still["per_episode"])
+                met = met and touchdowns == 0.0 and still["drift_m"] < GOAL_STAND_DRIFT
+                stand_cell = f" {still['touchdowns_per_foot_s']:.2f}, {still['drift_m']:.3f} |"
             met_by_seed[f"{run} seed {seed}"] = met
             rows.append(
                 f"| {run} | {seed} | {'yes' if met else 'no'} | {', '.join(missed) or 'none'} | {tracking:.3f} |"
+                + stand_cell
             )
     return "\n".join(rows), met_by_seed
 

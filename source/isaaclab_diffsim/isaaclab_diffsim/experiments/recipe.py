@@ -8,6 +8,7 @@ import numpy as np
 COLUMNS = (
     ("return", lambda m: np.mean(m["returns"]), "{:.1f}"),
     ("tracking error [m/s]", lambda m: np.mean(m["tracking_errors"]), "{:.3f}"),
+    ("yaw-rate error [rad/s]", lambda m: _mean(m.get("yaw_errors", [])), "{:.3f}"),
     ("falls [%]", lambda m: 100.0 * np.mean(m["falls"]), "{:.1f}"),
     ("gait period [s]", lambda m: _mean(m["gait"]["period_s"]), "{:.2f}"),
     ("autocorrelation at period", lambda m: _mean(m["gait"]["autocorrelation"]), "{:.2f}"),
@@ -15,6 +16,7 @@ COLUMNS = (
     ("air time [s]", lambda m: _mean(m["gait"]["mean_air_time_s"]), "{:.3f}"),
     ("foot lift [cm]", lambda m: 100.0 * _mean(m["gait"]["max_lift_m"]), "{:.1f}"),
     ("stand drift [m / 10 s]", lambda m: _mean(m["stand"]["drift_m"]), "{:.3f}"),
+    ("stand touchdowns per foot [1/s]", lambda m: _mean(m["stand"].get("steps_per_s", [])), "{:.2f}"),
 )
 
 

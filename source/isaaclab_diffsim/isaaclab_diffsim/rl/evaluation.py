@@ -26,11 +26,14 @@ class EvalResult:
     lengths: np.ndarray
     joint_trace: np.ndarray
     """Joint positions (steps, 12) of env 0 at the start of each step of its evaluated episode."""
+    yaw_errors: np.ndarray
+    """Mean over the episode's steps of |w_z,cmd - w_z| in the base frame [rad/s]."""
 
     def summary(self) -> str:
         return (
             f"episodes {len(self.returns)}: return {self.returns.mean():.2f} +- {self.returns.std():.2f}, "
             f"lin-vel tracking error {self.tracking_errors.mean():.3f} m/s, "
+            f"yaw-rate error {self.yaw_errors.mean():.3f} rad/s, "
             f"fall rate {100.0 * self.falls.mean():.1f} %, length {self.lengths.mean():.1f} steps"
         )
 
@@ -46,14 +49,15 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callbac
     (at most ``max_episode_length`` steps).
 
     Return: sum of the rewards of the episode's steps. Tracking error: mean over the episode's steps of
-    |v_xy,cmd - v_xy| in the base frame [m/s]. A fall is an episode that ended by termination (not by time-out).
+    |v_xy,cmd - v_xy| in the base frame [m/s]; yaw error: of |w_z,cmd - w_z| [rad/s]. A fall is an episode that
+    ended by termination (not by time-out).
     Raises FloatingPointError (env ids and step) if the policy returns a non-finite action.
     ``step_callback()``, if given, is called after every ``env.step`` (recording, visualizers).
     """
     if num_episodes < 1:
         raise ValueError(f"evaluate: num_episodes must be >= 1, got {num_episodes!r}")
     n = env.num_envs
-    returns, errors, falls, lengths, trace = [], [], [], [], []
+    returns, errors, falls, lengths, trace, yaw = [], [], [], [], [], []
     for r in range(math.ceil(num_episodes / n)):
         k = min(n, num_episodes - r * n)
         res = _evaluate_round(env, policy, k, record_trace=(r == 0), progress=progress, step_callback=step_callback)
@@ -61,10 +65,16 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callbac
         errors.append(res[1])
         falls.append(res[2])
         lengths.append(res[3])
+        yaw.append(res[5])
         if r == 0:
             trace = res[4]
     return EvalResult(
-        np.concatenate(returns), np.concatenate(errors), np.concatenate(falls), np.concatenate(lengths), np.array(trace)
+        np.concatenate(returns),
+        np.concatenate(errors),
+        np.concatenate(falls),
+        np.concatenate(lengths),
+        np.array(trace),
+        np.concatenate(yaw),
     )
 
 
@@ -74,6 +84,7 @@ def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool, ste
     obs = env.reset()
     ep_return = torch.zeros(n, device=dev)
     ep_err = torch.zeros(n, device=dev)
+    ep_yaw_err = torch.zeros(n, device=dev)
     ep_len = torch.zeros(n, device=dev)
     finished = torch.zeros(n, dtype=torch.bool, device=dev)
     fell = torch.zeros(n, dtype=torch.bool, device=dev)
@@ -84,13 +95,14 @@ def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool, ste
         check_finite({"actions from the policy": actions}, steps)
         if record_trace and not bool(finished[0]):
             trace.append(env.q[0, 7:].cpu().numpy().copy())
-        cmd = env.commands[:, :2].clone()
+        cmd = env.commands[:, :3].clone()
         obs, rew, term, trunc, extras = env.step(actions)
         if step_callback is not None:
             step_callback()
         active = ~finished  # envs still in their first episode
-        lin_b = extras["terminal_obs"][:, 0:2]
-        ep_err += torch.where(active, (cmd - lin_b).norm(dim=1), 0.0)
+        lin_b, yaw_rate = extras["terminal_obs"][:, 0:2], extras["terminal_obs"][:, 5]
+        ep_err += torch.where(active, (cmd[:, :2] - lin_b).norm(dim=1), 0.0)
+        ep_yaw_err += torch.where(active, (cmd[:, 2] - yaw_rate).abs(), 0.0)
         ep_return += torch.where(active, rew, 0.0)
         ep_len += active.float()
         done = (term | trunc) & active
@@ -106,4 +118,5 @@ def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool, ste
         fell[sel].cpu().numpy(),
         ep_len[sel].cpu().numpy().astype(np.int64),
         trace,
+        (ep_yaw_err[sel] / ep_len[sel]).cpu().numpy(),
     )

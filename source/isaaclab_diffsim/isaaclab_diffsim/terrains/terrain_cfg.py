@@ -7,7 +7,7 @@ from isaaclab.terrains.config.rough import ROUGH_TERRAINS_CFG
 from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg
 
-from ..utils.validation import check, integer, non_negative, optional, positive, sequence
+from ..utils.validation import Rule, check, integer, non_negative, optional, positive, sequence
 
 
 def cpu_rough_terrains_cfg(num_rows: int = 5, num_cols: int = 10) -> TerrainGeneratorCfg:
@@ -35,7 +35,8 @@ class DiffTerrainCfg:
     """[m] cell of the heightfield the terrain is rasterised into once (the height scan and terrain-relative
     heights interpolate it bilinearly)."""
 
-    def validate_values(self) -> None:
+    def validate_values(self, prefix: str = "") -> None:
+        """Raise ValueError naming ``prefix`` + the field whose value cannot work."""
         check(
             self,
             {
@@ -44,8 +45,25 @@ class DiffTerrainCfg:
                 "generator.size": sequence(positive, length=2),
                 "generator.num_rows": integer(1),
                 "generator.num_cols": integer(1),
+                "generator.border_width": non_negative,
+                "generator.sub_terrains": Rule(
+                    "at least one sub-terrain with a proportion > 0",
+                    lambda d: bool(d) and sum(float(t.proportion) for t in d.values()) > 0,
+                ),
             },
+            prefix=prefix,
         )
+
+    def check_scan_fits(self, scan: DiffHeightScanCfg) -> None:
+        """Raise ValueError naming ``height_scan.size`` when the scan, from a robot at the terrain's edge, reaches past
+        the terrain's flat border (its half-diagonal longer than ``generator.border_width``)."""
+        reach = 0.5 * (scan.size[0] ** 2 + scan.size[1] ** 2) ** 0.5
+        border = float(self.generator.border_width)
+        if reach > border:
+            raise ValueError(
+                f"height_scan.size {tuple(scan.size)!r} reaches {reach:g} m from the base, past the terrain's border "
+                f"(terrain.generator.border_width {border:g} m): shrink the scan or widen the border"
+            )
 
 
 @configclass
@@ -61,5 +79,6 @@ class DiffHeightScanCfg:
     noise: UniformNoiseCfg | None = UniformNoiseCfg(n_min=-0.1, n_max=0.1)
     """Additive noise before the clip (Isaac Lab's rough task); off with ``observations.enable_corruption``."""
 
-    def validate_values(self) -> None:
-        check(self, {"size": sequence(non_negative, length=2), "resolution": positive, "clip": positive})
+    def validate_values(self, prefix: str = "") -> None:
+        """Raise ValueError naming ``prefix`` + the field whose value cannot work."""
+        check(self, {"size": sequence(non_negative, length=2), "resolution": positive, "clip": positive}, prefix=prefix)

@@ -8,6 +8,9 @@ import numpy as np
 
 CONTACT_HEIGHT = 0.01
 """A foot is in stance when its sphere's lowest point is within this many metres of the ground."""
+STEP_HEIGHT = 0.02
+"""A touchdown is a return to stance of a foot whose lowest point rose above this many metres since its last stance
+(a foot that only flickers about the stance height is not stepping)."""
 
 
 @dataclass
@@ -31,7 +34,7 @@ class EpisodeMetrics:
     torque_change_rms: float = 0.0
     foot_slip_speed: float = 0.0
     touchdowns_per_foot_s: float = 0.0
-    """Swing-to-stance transitions of the feet per foot per second (a robot that stands still: 0)."""
+    """Touchdowns (stance after a lift above :data:`STEP_HEIGHT`) per foot per second (standing still: 0)."""
     drift_m: float = 0.0
     """Horizontal distance [m] of the base from its start at the episode's last step before it ended."""
 
@@ -99,6 +102,7 @@ class EpisodeAccumulator:
         self.dtau2, self.dtau_count = z.copy(), z.copy()
         self.slip, self.slip_count = z.copy(), z.copy()
         self.touchdowns = z.copy()
+        self.lifted: np.ndarray | None = None
         self.start_xy: np.ndarray | None = None
         self.last_xy: np.ndarray | None = None
         self.prev_torque: np.ndarray | None = None
@@ -132,8 +136,14 @@ class EpisodeAccumulator:
                 speed = np.linalg.norm(s.foot_pos[..., :2] - self.prev_feet[..., :2], axis=-1) / self.dt
                 self.slip += np.where(stance, speed, 0.0).sum(1)
                 self.slip_count += stance.sum(1)
-                landed = ~self._stance(self.prev_feet) & self._stance(s.foot_pos)
-                self.touchdowns += (landed & (a & (self.length > 0) & ~ended)[:, None]).sum(1)
+            height = s.foot_pos[..., 2] - self.foot_radius
+            if self.lifted is None:
+                self.lifted = np.zeros(height.shape, dtype=bool)
+            counted = (a & (self.length > 0) & ~ended)[:, None]
+            self.lifted |= height > STEP_HEIGHT
+            landed = self.lifted & self._stance(s.foot_pos)
+            self.touchdowns += (landed & counted).sum(1)
+            self.lifted &= ~landed
             self.prev_feet = s.foot_pos.copy()
         if s.base_pos is not None:
             xy = np.array(s.base_pos, dtype=np.float64)[:, :2]

@@ -88,6 +88,14 @@ class DiffRewardsCfg:
     joint_deviation_l2: float = 0.0
     """Weight of the quadratic default-pose penalty ``sum (q - q_default)^2`` over the leg joints; negative to
     penalise. 0: off."""
+    stand_still: float = 0.0
+    """Weight of legged_gym's ``stand_still`` penalty: ``sum |q - q_default|`` over the leg joints while the command
+    is (near) zero (``|c_xy| < stand_still_command`` and ``|c_z| < stand_still_command``); negative to penalise. A
+    robot that steps in place under a zero command pays for every lifted leg. 0: off."""
+    stand_still_command: float = 0.1
+    stand_still_joint_vel: float = 0.0
+    """Weight of ``sum |qd|`` over the leg joints under the same (near) zero command as ``stand_still``; negative to
+    penalise. Stepping in place moves the joints however close to the default pose the feet land. 0: off."""
     termination_penalty: float = 0.0
     """Weight of a failure (base too low or tilted), like Isaac Lab's ``is_terminated`` term; 0 in Isaac Lab's flat
     ANYmal task. Constant per failure, so it has no gradient: it reaches SHAC's actor through the critic."""
@@ -275,11 +283,10 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         self.observation_space = observation_size(robot.num_joints)
 
     def use_evaluation_settings(self) -> None:
-        """The ``-Play`` settings: forward commands only (no lateral or yaw command, no heading or standing envs), no
-        pushes or leg kicks, no observation noise. The contact model is left to the caller."""
-        self.commands.lin_vel_y = (0.0, 0.0)
-        self.commands.ang_vel_z = (0.0, 0.0)
-        self.commands.heading_command, self.commands.rel_standing_envs = False, 0.0
+        """The ``-Play`` settings: the task's command ranges and heading commands (as Isaac Lab's play configs keep
+        them) without standing envs, so every episode tracks a drawn command; no pushes or leg kicks, no
+        observation noise. The contact model is left to the caller."""
+        self.commands.rel_standing_envs = 0.0
         self.events.push_velocity = 0.0
         self.events.leg_kick_velocity = 0.0
         self.observations.enable_corruption = False
@@ -297,9 +304,11 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
         )
         super().validate_values()
         if self.terrain is not None:
-            self.terrain.validate_values()
+            self.terrain.validate_values("terrain.")
         if self.height_scan is not None:
-            self.height_scan.validate_values()
+            self.height_scan.validate_values("height_scan.")
+            if self.terrain is not None:
+                self.terrain.check_scan_fits(self.height_scan)
         nj, legs = self.robot.num_joints, tuple(self.robot.legs)
         ranges = [
             "commands.lin_vel_x",
@@ -328,6 +337,7 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "rewards.foot_lift_height": positive,
                 "rewards.base_height_sharpness": non_negative,
                 "rewards.base_height_target": finite,
+                "rewards.stand_still_command": non_negative,
                 "rewards.foot_lift_max_air_s": non_negative,
                 "commands.resampling_time_s": positive,
                 "init_base_height": positive,

@@ -6,7 +6,7 @@ gradient flows through every term except where a docstring says it is stopped.
 """
 
 from .actions import dc_motor_torques, delayed_actions, joint_targets
-from .commands import heading_yaw_rate, moving_command, sample_velocity_commands, standing_commands
+from .commands import heading_yaw_rate, moving_command, sample_velocity_commands, standing_commands, still_command
 from .events import leg_kick_velocity_change
 from .feet import feet_contact, foot_centres, height_above_ground, update_air_time
 from .gait import gait_phase, gait_phases, swing_profile, trajectory_generator_offsets
@@ -33,6 +33,8 @@ from .rewards import (
     joint_deviation_l2,
     joint_torques_l2,
     lin_vel_z_l2,
+    stand_still,
+    stand_still_joint_vel,
     track_ang_vel_z_exp,
     track_ang_vel_z_l2,
     track_lin_vel_xy_exp,
@@ -75,7 +77,10 @@ __all__ = [
     "observation_terms",
     "policy_observation",
     "sample_velocity_commands",
+    "stand_still",
+    "stand_still_joint_vel",
     "standing_commands",
+    "still_command",
     "swing_profile",
     "time_out",
     "track_ang_vel_z_exp",

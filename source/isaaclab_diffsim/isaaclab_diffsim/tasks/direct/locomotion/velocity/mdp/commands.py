@@ -42,3 +42,8 @@ def standing_commands(commands: torch.Tensor, is_standing: torch.Tensor) -> torc
 def moving_command(commands: torch.Tensor, threshold: float = 0.1) -> torch.Tensor:
     """Envs told to move (bool): planar command above ``threshold`` [m/s] (Isaac Lab's feet_air_time gate)."""
     return commands[:, :2].norm(dim=1) > threshold
+
+
+def still_command(commands: torch.Tensor, threshold: float) -> torch.Tensor:
+    """Envs told to stand (bool): planar and yaw-rate command both below ``threshold``."""
+    return (commands[:, :2].norm(dim=1) < threshold) & (commands[:, 2].abs() < threshold)

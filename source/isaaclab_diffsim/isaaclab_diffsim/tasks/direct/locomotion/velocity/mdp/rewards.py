@@ -118,3 +118,15 @@ def gait_foot_height_l2(foot_height: torch.Tensor, swing: torch.Tensor, swing_he
     :func:`.gait.swing_profile`), 0 in stance."""
     ref = swing_height * swing
     return ((foot_height - ref) ** 2).sum(1)
+
+
+def stand_still(joint_pos: torch.Tensor, default_joint_pos: torch.Tensor, still: torch.Tensor) -> torch.Tensor:
+    """legged_gym's ``stand_still``: ``sum |q - q_default|`` for the envs told to stand (``still``,
+    :func:`.commands.still_command`)."""
+    return (joint_pos - default_joint_pos).abs().sum(1) * still
+
+
+def stand_still_joint_vel(joint_vel: torch.Tensor, still: torch.Tensor) -> torch.Tensor:
+    """``sum |qd|`` for the envs told to stand: stepping in place moves the joints however close to the default
+    pose the feet land."""
+    return joint_vel.abs().sum(1) * still

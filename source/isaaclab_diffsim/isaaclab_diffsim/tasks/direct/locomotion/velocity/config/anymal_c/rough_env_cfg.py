@@ -4,14 +4,15 @@ from isaaclab.utils import configclass
 
 from .......terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
 from ...recipes import use_play_settings
-from .flat_env_cfg import AnymalCFlatDiffEnvCfg
+from .flat_env_cfg import AnymalCFlatTrotDiffEnvCfg
 
 
 @configclass
-class AnymalCRoughDiffEnvCfg(AnymalCFlatDiffEnvCfg):
-    """The flat task's recipe (trot generator, forward commands, its randomisation) on Isaac Lab's rough terrains.
+class AnymalCRoughDiffEnvCfg(AnymalCFlatTrotDiffEnvCfg):
+    """The flat trot task's recipe (trot generator, forward commands, its randomisation) on Isaac Lab's rough
+    terrains.
 
-    What differs from :class:`AnymalCFlatDiffEnvCfg`:
+    What differs from :class:`AnymalCFlatTrotDiffEnvCfg`:
 
     - ``terrain``: Isaac Lab's ``ROUGH_TERRAINS_CFG`` (stairs up and down, boxes, random rough, slopes up and down)
       on 5 levels x 10 columns (Isaac Lab: 10 x 20), generated with the env's seed, as a static mesh collider;

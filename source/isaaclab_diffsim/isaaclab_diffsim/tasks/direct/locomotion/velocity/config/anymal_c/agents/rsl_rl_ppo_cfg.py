@@ -67,3 +67,10 @@ class AnymalCRoughDiffPPORunnerCfg(AnymalCFlatDiffPPORunnerCfg):
     experiment_name = "anymal_c_rough_diffsim"
     actor = AnymalCFlatDiffPPORunnerCfg().actor.replace(hidden_dims=[512, 256, 128])
     critic = AnymalCFlatDiffPPORunnerCfg().critic.replace(hidden_dims=[512, 256, 128])
+
+
+@configclass
+class AnymalCFlatTrotDiffPPORunnerCfg(AnymalCFlatDiffPPORunnerCfg):
+    """The flat task's PPO configuration on the trot-generator task (its own experiment folder)."""
+
+    experiment_name = "anymal_c_flat_trot_diffsim"
