@@ -11,7 +11,7 @@ def use_forward_trot_recipe(
 ) -> None:
     """The flat tasks' recipe: contact kappa 200, a trot clock of ``period_s`` with the joint-space trajectory
     generator (``joint_swing_scale``; ``swing_height`` of the foot-height reference, None: the config's), forward
-    commands only. Why each choice: :class:`~.config.anymal_c.flat_env_cfg.AnymalCFlatDiffEnvCfg`."""
+    commands only. Why each choice: ANYmal C's ``AnymalCFlatTrotDiffEnvCfg``."""
     cfg.solver_cfg.kappa = 200.0
     cfg.gait.period_s = period_s
     cfg.gait.joint_swing_scale = joint_swing_scale
