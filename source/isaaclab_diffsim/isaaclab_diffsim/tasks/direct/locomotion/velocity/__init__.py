@@ -50,6 +50,26 @@ __all__ = [
 assert sorted(__all__) == sorted(_EXPORTS)
 
 ENTRY_POINT = f"{__name__}:DiffVelocityEnv"
+
+
+def register_task(task_id: str, package: str, env_cfg: str, shac_cfg: str, ppo_cfg: str) -> None:
+    """Register ``task_id`` and ``task_id-Play`` with gymnasium: the env config ``env_cfg`` (``"module:Class"``
+    relative to ``package``; ``-Play`` takes ``Class_PLAY``) and the agents' configs in ``package.agents``."""
+    import gymnasium as gym
+
+    for suffix in ("", "_PLAY"):
+        gym.register(
+            id=task_id + ("-Play" if suffix else ""),
+            entry_point=ENTRY_POINT,
+            disable_env_checker=True,
+            kwargs={
+                "env_cfg_entry_point": f"{package}.{env_cfg}{suffix}",
+                "shac_cfg_entry_point": f"{package}.agents.shac_cfg:{shac_cfg}",
+                "rsl_rl_cfg_entry_point": f"{package}.agents.rsl_rl_ppo_cfg:{ppo_cfg}",
+            },
+        )
+
+
 """The gymnasium entry point of every robot's task."""
 
 
