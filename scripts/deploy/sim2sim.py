@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from isaaclab_diffsim.deploy.io_spec import BundleMismatchError
+from isaaclab_diffsim.deploy.io_spec import GAIT_LEG_LABELS, BundleMismatchError
 from isaaclab_diffsim.deploy.onnx_policy import open_bundle
 from isaaclab_diffsim.deploy.sim2sim import parse_variants, summarize
 from isaaclab_diffsim.deploy.sim2sim.variants import PUSH_INTERVAL_S
@@ -133,7 +133,7 @@ def run_diffsim(bundle, variant, commands, episode_s, seed, noise=None, device="
     gait = io["gait"]  # the env adds the bundle's generator offsets to the targets itself
     cfg.gait.period_s, cfg.gait.joint_swing_scale = float(gait["period_s"]), float(gait["joint_swing_scale"])
     if "phase_offsets_by_leg" in gait:
-        cfg.gait.phase_offsets = tuple(float(gait["phase_offsets_by_leg"][leg]) for leg in ("LF", "RF", "LH", "RH"))
+        cfg.gait.phase_offsets = tuple(float(gait["phase_offsets_by_leg"][leg]) for leg in GAIT_LEG_LABELS)
     cfg.device, cfg.num_envs, cfg.seed = device, len(commands), seed
     cfg.solver_cfg.contact_model = "hard"
     cfg.solver_cfg.actuator_saturation *= variant.motor

@@ -32,6 +32,8 @@ HEIGHT_SCAN_DESCRIPTION = (
     "base height minus the terrain height at each point of a yaw-aligned grid around the base, minus the offset, "
     "clipped (env cfg height_scan: size, resolution, offset, clip; x fastest) [m]"
 )
+GAIT_LEG_LABELS = ("LF", "RF", "LH", "RH")
+"""The labels of io.yaml's ``gait.phase_offsets_by_leg``, in the order of the gait config's ``phase_offsets``."""
 GAIT_CLOCK_TERM = ("gait_phase", 2, "(sin, cos) of 2 pi phase; computed inside the controller from 'step'")
 
 
@@ -68,7 +70,7 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
     if clock:  # without a clock the controller has no phase, no step input and no generator offsets
         gait_block.update(
             {
-                "phase_offsets_by_leg": dict(zip(("LF", "RF", "LH", "RH"), map(float, gait["phase_offsets"]))),
+                "phase_offsets_by_leg": dict(zip(GAIT_LEG_LABELS, map(float, gait["phase_offsets"]))),
                 "joint_phase_offsets": env.gait_offsets[env.joint_legs].detach().cpu().tolist(),
                 "phase": "(step * dt / period_s) mod 1",
                 "gait_offsets": "joint_swing_scale * max(sin(2 pi (phase + joint_phase_offsets)), 0) "

@@ -53,6 +53,8 @@ class OnnxBundlePolicy:
 
     def __init__(self, bundle_dir: str, env):
         self.io, self.session = open_bundle(bundle_dir, env)
+        self.takes_step = "step" in (i.name for i in self.session.get_inputs())
+        """Whether the policy takes the ``step`` input (only a bundle with a gait clock does)."""
         self.env = env
         want = int(self.io["controller"]["inputs"][0]["shape"][1])
         got = self.session.get_inputs()[0].shape[1]
@@ -94,7 +96,7 @@ class OnnxBundlePolicy:
         n_phys = sum(s for _, s, _ in OBSERVATION_TERMS)
         self.max_obs_error = max(self.max_obs_error, float(np.abs(obs - env_obs[:, :n_phys].cpu().numpy()).max()))
         feed = {"obs": obs}
-        if "step" in (i.name for i in self.session.get_inputs()):  # only a bundle with a gait clock takes it
+        if self.takes_step:
             feed["step"] = step
         targets, actions = self.session.run(["joint_pos_target", "actions"], feed)
         self.last_actions = actions.copy()
