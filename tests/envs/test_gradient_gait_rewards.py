@@ -101,6 +101,7 @@ def test_height_kernel_peaks_at_the_target():
 def test_gradient_matches_finite_differences():
     env = make_env(only_new_terms=True)
     env.cfg.rewards.stand_still_joint_vel = -0.1
+    env.cfg.rewards.stand_still_feet_height = -10.0
     env.cfg.solver_cfg.contact_model = "smoothed"
     env.reset(seed=1)
     with torch.no_grad():
@@ -142,3 +143,18 @@ def test_stand_still_joint_speed_counts_only_under_a_zero_command():
     want = -0.1 * env.qd[:, 6:].abs().sum(1) * torch.tensor([1.0, 0.0]) * env.step_dt
     assert torch.allclose(terms["stand_still_joint_vel"], want, atol=1e-7)
     assert float(want[0]) < 0.0
+
+
+def test_stand_still_feet_height_charges_lifted_feet_under_a_zero_command():
+    env = make_env()
+    env.cfg.rewards.stand_still_feet_height = -10.0
+    env.reset(seed=0)
+    with torch.no_grad():
+        env.step(torch.full((2, 12), 0.3))
+        env.commands = torch.tensor([[0.05, 0.0, 0.05], [0.0, 0.0, 0.5]])  # env 0 near zero; env 1 turns
+        terms = env._rewards(env.q, env.qd, env._base(), env._prev_qd_leg, env.actions, env._targets_leg, env.body_q)[1]
+    # the feet's lowest points above the plane z = 0, by hand from the foot spheres' centres
+    lift = (env.foot_centres(env.body_q)[..., 2] - env.foot_radius).clamp(min=0.0).sum(1)
+    want = -10.0 * lift * torch.tensor([1.0, 0.0]) * env.step_dt
+    assert torch.allclose(terms["stand_still_feet_height"], want, atol=1e-7)
+    assert float(want[0]) < 0.0  # the robot starts above the ground: its feet are lifted

@@ -127,3 +127,5 @@ def test_stand_still_terms_charge_only_envs_told_to_stand():
     q = torch.tensor([[0.1, -0.2]] * 3)
     assert torch.allclose(mdp.stand_still(q, torch.zeros(2), still), torch.tensor([0.3, 0.0, 0.0]))
     assert torch.allclose(mdp.stand_still_joint_vel(-q, still), torch.tensor([0.3, 0.0, 0.0]))
+    heights = torch.tensor([[0.05, -0.01, 0.0, 0.02]] * 3)  # a foot below the ground (penetrating) counts 0
+    assert torch.allclose(mdp.stand_still_feet_height(heights, still), torch.tensor([0.07, 0.0, 0.0]))

@@ -488,12 +488,14 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             terms["base_height_exp"] = mdp.base_height_exp(h, w.base_height_target, w.base_height_sharpness)
         if w.upright != 0.0:
             terms["upright"] = mdp.upright(proj_g)
-        if w.stand_still != 0.0 or w.stand_still_joint_vel != 0.0:
+        if w.stand_still != 0.0 or w.stand_still_joint_vel != 0.0 or w.stand_still_feet_height != 0.0:
             still = mdp.still_command(c, w.stand_still_command)
             if w.stand_still != 0.0:
                 terms["stand_still"] = mdp.stand_still(q[:, 7:], self.default_leg, still)
             if w.stand_still_joint_vel != 0.0:
                 terms["stand_still_joint_vel"] = mdp.stand_still_joint_vel(qd[:, 6:], still)
+            if w.stand_still_feet_height != 0.0:
+                terms["stand_still_feet_height"] = mdp.stand_still_feet_height(self.foot_heights(body_q), still)
         terms = {k: getattr(w, k) * v * self.step_dt for k, v in terms.items()}
         if self.cfg.gait.period_s > 0:
             error = self._gait_foot_height_error(body_q)

@@ -96,6 +96,9 @@ class DiffRewardsCfg:
     stand_still_joint_vel: float = 0.0
     """Weight of ``sum |qd|`` over the leg joints under the same (near) zero command as ``stand_still``; negative to
     penalise. Stepping in place moves the joints however close to the default pose the feet land. 0: off."""
+    stand_still_feet_height: float = 0.0
+    """Weight of ``sum_f max(h_f, 0)`` (h: foot height above the ground [m]) under the same (near) zero command as
+    ``stand_still``; negative to penalise. It charges the lift of a step in place directly. 0: off."""
     termination_penalty: float = 0.0
     """Weight of a failure (base too low or tilted), like Isaac Lab's ``is_terminated`` term; 0 in Isaac Lab's flat
     ANYmal task. Constant per failure, so it has no gradient: it reaches SHAC's actor through the critic."""

@@ -130,3 +130,9 @@ def stand_still_joint_vel(joint_vel: torch.Tensor, still: torch.Tensor) -> torch
     """``sum |qd|`` for the envs told to stand: stepping in place moves the joints however close to the default
     pose the feet land."""
     return joint_vel.abs().sum(1) * still
+
+
+def stand_still_feet_height(foot_height: torch.Tensor, still: torch.Tensor) -> torch.Tensor:
+    """``sum_f max(h_f, 0)`` for the envs told to stand: the feet's lift above the ground, so every step taken in
+    place costs in proportion to how high the foot rises (a foot on the ground costs nothing)."""
+    return foot_height.clamp(min=0.0).sum(1) * still
