@@ -68,7 +68,7 @@ def test_standing_envs_get_a_zero_command():
 
 def test_registered_tasks_commands_and_bad_fractions_are_refused():
     cfg = AnymalCFlatDiffEnvCfg()  # Isaac Lab's omnidirectional commands, a fifth of the envs standing
-    assert cfg.commands.heading_command and cfg.commands.rel_standing_envs == 0.2
+    assert cfg.commands.heading_command and cfg.commands.rel_standing_envs == 0.4
     assert cfg.commands.lin_vel_y == (-1.0, 1.0) and cfg.commands.ang_vel_z == (-1.0, 1.0)
     trot = AnymalCFlatTrotDiffEnvCfg()  # forward only: the trot cannot stand or turn
     assert not trot.commands.heading_command and trot.commands.rel_standing_envs == 0.0

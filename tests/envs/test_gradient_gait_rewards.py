@@ -72,7 +72,7 @@ def test_terms_match_their_formulas():
     want_upright = 0.5 * rot[:, 2, 2] * dt  # the base z axis' world z: cos of the tilt
     want_pose = -0.3 * ((env.q[:, 7:] - env.default_leg) ** 2).sum(1) * dt
     # env 1's command is zero: it alone pays for standing away from the default pose
-    want_still = -1.0 * (env.q[:, 7:] - env.default_leg).abs().sum(1) * torch.tensor([0.0, 1.0]) * dt
+    want_still = -2.0 * (env.q[:, 7:] - env.default_leg).abs().sum(1) * torch.tensor([0.0, 1.0]) * dt
     for name, want in zip(NEW_TERMS, (want_xy, want_yaw, want_height, want_upright, want_pose, want_still)):
         assert torch.allclose(terms[name], want, atol=1e-7), name
     assert float(want_still[1]) < 0.0
