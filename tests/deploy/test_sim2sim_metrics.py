@@ -90,13 +90,21 @@ def test_touchdowns_and_drift():
         p[1, 2] = RADIUS + (1.5 * CONTACT_HEIGHT if k % 2 else 0.0)  # RF flickers below the step height
         return p
 
-    # 41 steps: LF lands at steps 5, 15, 25, 35 (step 40 ends the episode and is left out)
+    # 41 steps: LF lands at steps 5, 15, 25, 35 (step 40 ends the episode and is left out); it starts in the air, so
+    # its first landing is not a step
     ep = run(41, foot_pos=feet, base_pos=lambda k: np.array([0.01 * k, -0.02 * k, 0.6]))
-    assert math.isclose(ep.touchdowns_per_foot_s, 4 / (4 * 41 * DT))
+    assert math.isclose(ep.touchdowns_per_foot_s, 3 / (4 * 41 * DT))
     assert math.isclose(ep.drift_m, math.hypot(0.01 * 39, 0.02 * 39))  # from step 0 to step 39
     still = run(20, base_pos=lambda k: np.array([1.0, 2.0, 0.6]))
     assert still.touchdowns_per_foot_s == 0.0 and still.drift_m == 0.0
     assert run(5).drift_m == 0.0  # no base positions: no drift measure
+
+
+def test_landing_from_the_spawn_height_is_not_a_touchdown():
+    def feet(k):  # every foot 5 cm up for 3 steps, then on the ground for good
+        return np.tile([0.0, 0.0, RADIUS + (0.05 if k < 3 else 0.0)], (4, 1))
+
+    assert run(20, foot_pos=feet).touchdowns_per_foot_s == 0.0
 
 
 def test_summary_means_and_max():

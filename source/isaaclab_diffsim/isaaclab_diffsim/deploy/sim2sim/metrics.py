@@ -103,6 +103,7 @@ class EpisodeAccumulator:
         self.slip, self.slip_count = z.copy(), z.copy()
         self.touchdowns = z.copy()
         self.lifted: np.ndarray | None = None
+        self.stood: np.ndarray | None = None  # the foot has been in stance since the episode started
         self.start_xy: np.ndarray | None = None
         self.last_xy: np.ndarray | None = None
         self.prev_torque: np.ndarray | None = None
@@ -139,9 +140,13 @@ class EpisodeAccumulator:
             height = s.foot_pos[..., 2] - self.foot_radius
             if self.lifted is None:
                 self.lifted = np.zeros(height.shape, dtype=bool)
+                self.stood = np.zeros(height.shape, dtype=bool)
             counted = (a & (self.length > 0) & ~ended)[:, None]
-            self.lifted |= height > STEP_HEIGHT
-            landed = self.lifted & self._stance(s.foot_pos)
+            stance = self._stance(s.foot_pos)
+            # a lift counts from stance only: the first landing of a robot spawned above the ground is not a step
+            self.lifted |= (height > STEP_HEIGHT) & self.stood
+            self.stood |= stance
+            landed = self.lifted & stance
             self.touchdowns += (landed & counted).sum(1)
             self.lifted &= ~landed
             self.prev_feet = s.foot_pos.copy()
