@@ -2,13 +2,15 @@
 
 Select it with ``NewtonCfg(solver_cfg=DiffSimSolverCfg(...))``; isaaclab_newton's assets, sensors,
 events and cloner are reused unchanged. Task presets (``physics=diffsim_smoothed|diffsim_hard|diffsim_soft``)
-are in :mod:`isaaclab_diffsim.physics.presets` (it imports isaaclab_tasks). The manager is imported on
+are in :mod:`isaaclab_diffsim.physics.presets` (it imports isaaclab_tasks); ``newton_mjwarp`` there runs
+:class:`CheckedMJWarpSolverCfg`, which raises when MJWarp would drop contacts. The manager is imported on
 first use, as Isaac Lab resolves it from ``DiffSimSolverCfg.class_type``.
 """
 
 from .diffsim_manager_cfg import DiffSimSolverCfg
+from .mjwarp_manager_cfg import CheckedMJWarpSolverCfg
 
-__all__ = ["DiffSimSolverCfg", "NewtonDiffSimManager"]
+__all__ = ["CheckedMJWarpSolverCfg", "DiffSimSolverCfg", "NewtonDiffSimManager"]
 
 
 def __getattr__(name: str):

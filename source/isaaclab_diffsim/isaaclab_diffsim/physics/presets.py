@@ -1,5 +1,6 @@
 """Physics presets for tasks: ``physics=diffsim_smoothed`` (default), ``diffsim_hard``, ``diffsim_soft``,
-and Isaac Lab's ``newton_mjwarp`` (flat ANYmal C settings) for side-by-side comparisons.
+and Isaac Lab's ``newton_mjwarp`` (flat ANYmal C settings, contact buffers sized for the scene) for
+side-by-side comparisons.
 
 A task sets ``sim: SimulationCfg = SimulationCfg(physics=DiffSimPhysicsCfg())``; solver fields are then
 hydra overrides, e.g. ``env.sim.physics.solver_cfg.kappa=500``.
@@ -8,10 +9,11 @@ hydra overrides, e.g. ``env.sim.physics.solver_cfg.kappa=500``.
 from __future__ import annotations
 
 from isaaclab.utils import configclass
-from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg, NewtonShapeCfg
+from isaaclab_newton.physics import NewtonCfg, NewtonShapeCfg
 from isaaclab_tasks.utils import PresetCfg
 
 from .diffsim_manager_cfg import DiffSimSolverCfg
+from .mjwarp_manager_cfg import CheckedMJWarpSolverCfg
 
 
 def diffsim_physics(contact_model: str = "smoothed", **solver_kwargs) -> NewtonCfg:
@@ -27,9 +29,7 @@ class DiffSimPhysicsCfg(PresetCfg):
     diffsim_hard = diffsim_physics("hard")
     diffsim_soft = diffsim_physics("soft")
     newton_mjwarp = NewtonCfg(
-        solver_cfg=MJWarpSolverCfg(
-            njmax=120,
-            nconmax=15,
+        solver_cfg=CheckedMJWarpSolverCfg(  # contact buffers sized for the scene; an overflow raises
             cone="elliptic",
             impratio=100.0,
             integrator="implicitfast",

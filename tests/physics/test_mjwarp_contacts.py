@@ -1,0 +1,47 @@
+"""The ``newton_mjwarp`` preset: MJWarp's contact buffer sized for the ANYmal scene; an overflow raises."""
+
+import dataclasses
+
+import newton
+import pytest
+import warp as wp
+
+pytest.importorskip("isaaclab_newton")
+hydra = pytest.importorskip("isaaclab_tasks.utils.hydra")
+
+from isaaclab.sim import SimulationCfg, build_simulation_context  # noqa: E402
+from isaaclab_newton.physics import NewtonManager  # noqa: E402
+from isaaclab_newton.physics.newton_manager_cfg import NewtonBuilderCfg  # noqa: E402
+
+from isaaclab_diffsim.assets import add_anymal_c  # noqa: E402
+from isaaclab_diffsim.physics.presets import DiffSimPhysicsCfg  # noqa: E402
+
+
+def _run_anymal(device, steps, **solver_overrides):
+    """Two ANYmal C standing on the ground under the ``newton_mjwarp`` preset; returns (Newton, MJWarp) buffers."""
+    physics = hydra.resolve_presets(DiffSimPhysicsCfg(), selected=("newton_mjwarp",))
+    physics.solver_cfg = dataclasses.replace(physics.solver_cfg, **solver_overrides)
+    physics.use_cuda_graph = False
+    with build_simulation_context(sim_cfg=SimulationCfg(dt=0.005, device=device, physics=physics)) as sim:
+        builder = sim.get_or_create_backend(NewtonBuilderCfg(physics_cfg=sim.cfg.physics))
+        robot = newton.ModelBuilder()
+        add_anymal_c(robot, wp.transform((0.0, 0.0, 0.6), wp.quat_identity()), kp=80.0, kd=5.0)
+        builder.replicate(robot, 2, spacing=(2.0, 0.0, 0.0))
+        builder.add_ground_plane()
+        sim.reset()
+        assert sim.physics_manager.__name__ == "CheckedMJWarpManager"
+        for _ in range(steps):
+            sim.step(render=False)
+        contacts = NewtonManager._contacts
+        return int(contacts.rigid_contact_count.numpy()[0]), contacts.rigid_contact_max, NewtonManager._solver
+
+
+def test_preset_buffer_holds_every_contact_of_the_anymal_scene():
+    found, budget, solver = _run_anymal("cpu", 60)
+    assert found >= 8  # both robots stand on their four feet
+    assert solver.mjw_data.naconmax >= budget >= found
+
+
+def test_contact_overflow_raises_naming_nconmax():
+    with pytest.raises(RuntimeError, match="nconmax"):
+        _run_anymal("cpu", 60, nconmax=2, njmax=60)
