@@ -11,6 +11,10 @@ built from it, the pipeline's inputs read from the scene and the command manager
 but for a finite number of episodes: each starts with the task's reset events and a new command, and ends after
 ``--episode_s`` or when the robot falls (``isaaclab_diffsim.deploy.leapp_pipeline.episodes``). Prints one JSON line
 of the metrics; ``--out`` writes it to a file. Any ``physics=``/``env.*`` override of the task is accepted.
+
+The scene's actuators run the actuator the pipeline carries (``scripts/export.py --format leapp`` records the
+differentiable task's gains and DC-motor envelope, which differ from the scene's ANYdrive); ``--kp`` / ``--kd``
+override its gains, and the log says so. A pipeline without one (Isaac Lab's export) keeps the task's actuators.
 """
 
 from __future__ import annotations
@@ -44,10 +48,10 @@ def parse_args(argv=None):
         "--kp",
         type=float,
         default=None,
-        help="PD stiffness [N m/rad] of every actuator of the scene (default: the task's, 40; the differentiable"
-        " task trains with 80). The pipeline's kp/kd outputs do not reach explicit actuators such as the DC motor",
+        help="PD stiffness [N m/rad] of every actuator of the scene, overriding the pipeline's actuator (default: the"
+        " pipeline's, else the task's)",
     )
-    parser.add_argument("--kd", type=float, default=None, help="PD damping [N m s/rad] of every actuator")
+    parser.add_argument("--kd", type=float, default=None, help="PD damping [N m s/rad] of every actuator (as --kp)")
     parser.add_argument("--out", default=None, help="write the metrics as JSON here")
     add_launcher_args(parser)
     parser.set_defaults(device="cpu")
@@ -88,6 +92,7 @@ def main(argv=None) -> int:
     from isaaclab_tasks.utils.hydra import resolve_task_config
 
     import isaaclab_diffsim.tasks  # noqa: F401  (registers the DiffSim-* tasks)
+    from isaaclab_diffsim.deploy.leapp_pipeline.actuator import deploy_actuators
 
     args, hydra_args = parse_args(argv)
     original_argv = sys.argv
@@ -98,11 +103,10 @@ def main(argv=None) -> int:
     finally:
         sys.argv = original_argv
     env_cfg.seed = args.seed
-    for actuator in env_cfg.scene.robot.actuators.values():
-        if args.kp is not None:
-            actuator.stiffness = args.kp
-        if args.kd is not None:
-            actuator.damping = args.kd
+    robot = env_cfg.scene.robot
+    robot.actuators, notes = deploy_actuators(robot.actuators, args.pipeline, args.kp, args.kd)
+    for note in notes:
+        print(f"[leapp_deploy] {note}", file=sys.stderr)
     env_cfg.sim.device = args.device
     configure_seed(args.seed)
     episode_s = args.episode_s if args.episode_s is not None else env_cfg.episode_length_s

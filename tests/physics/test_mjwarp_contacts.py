@@ -29,7 +29,7 @@ def _run_anymal(device, steps, **solver_overrides):
         builder.replicate(robot, 2, spacing=(2.0, 0.0, 0.0))
         builder.add_ground_plane()
         sim.reset()
-        assert sim.physics_manager.__name__ == "CheckedMJWarpManager"
+        assert sim.physics_manager.__name__ == "NewtonCheckedMJWarpManager"
         for _ in range(steps):
             sim.step(render=False)
         contacts = NewtonManager._contacts

@@ -121,4 +121,4 @@ def test_presets_resolve():
         physics = hydra.resolve_presets(DiffSimPhysicsCfg(), selected=(name,) if name else ())
         assert isinstance(physics, NewtonCfg) and physics.solver_cfg.contact_model == model
     mjwarp = hydra.resolve_presets(DiffSimPhysicsCfg(), selected=("newton_mjwarp",))
-    assert mjwarp.class_type.endswith("CheckedMJWarpManager")
+    assert mjwarp.class_type.endswith("NewtonCheckedMJWarpManager")

@@ -6,7 +6,7 @@ from isaaclab_newton.physics import NewtonManager
 from isaaclab_newton.physics.mjwarp_manager import NewtonMJWarpManager
 
 
-class CheckedMJWarpManager(NewtonMJWarpManager):
+class NewtonCheckedMJWarpManager(NewtonMJWarpManager):
     """:class:`NewtonMJWarpManager` whose step fails when Newton found more contacts than MJWarp holds.
 
     MJWarp clamps the converted contacts to ``naconmax`` (``nconmax`` per world times the worlds) and only prints

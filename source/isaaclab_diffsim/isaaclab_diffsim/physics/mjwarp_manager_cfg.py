@@ -1,4 +1,4 @@
-"""Isaac Lab's MuJoCo Warp solver config, run by :class:`CheckedMJWarpManager`."""
+"""Isaac Lab's MuJoCo Warp solver config, run by :class:`NewtonCheckedMJWarpManager`."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class CheckedMJWarpSolverCfg(MJWarpSolverCfg):
     scene (every contact its collision pipeline can produce, per world), so none is dropped.
     """
 
-    class_type: type[NewtonManager] | str = "{DIR}.mjwarp_manager:CheckedMJWarpManager"
+    class_type: type[NewtonManager] | str = "{DIR}.mjwarp_manager:NewtonCheckedMJWarpManager"
     """Manager class for this solver."""
 
     nconmax: int | None = None

@@ -52,18 +52,19 @@ def annotate_inputs(env, quat_w, lin_vel_b, ang_vel_b, commands, joint_pos, join
 def annotate_outputs(env, actions: torch.Tensor, step: torch.Tensor, targets: torch.Tensor) -> None:
     """Close the traced step: the joint position targets (written to the robot) and the next feedback state.
 
-    The PD gains the targets were trained with go into the target's metadata (``pd_stiffness``, ``pd_damping``,
-    per joint), not into outputs: Isaac Lab's export wires gain outputs to the simulation's joint gains, and the
-    manager-based scene's DC motor is an explicit actuator (the simulation's gains stay 0; its own gains set the
-    PD), so a deployment sets them on the actuator (``scripts/deploy/leapp_deploy.py --kp --kd``).
+    The actuator the targets were trained with goes into the target's metadata (:mod:`.actuator`), not into gain
+    outputs: Isaac Lab's export wires gain outputs to the simulation's joint gains, and the manager-based scene's DC
+    motor is an explicit actuator (the simulation's gains stay 0; its own gains set the PD), so a deployment sets it
+    on the scene's actuators (``scripts/deploy/leapp_deploy.py``).
     """
     from leapp import annotate
+
+    from .actuator import ACTUATOR_KEY, trained_actuator
 
     node, joints = env.leapp_node, list(env.layout.joint_names)
     annotate.update_state(node, {"last_action": actions, "gait_step": step + 1.0})
     out = _semantics(
         "joint_pos", targets, "target/joint/position", [joints], f"write:{ROBOT}:set_joint_position_target_index"
     )
-    out.extra["pd_stiffness"] = [float(v) for v in env.kp_leg]
-    out.extra["pd_damping"] = [float(v) for v in env.kd_leg]
+    out.extra[ACTUATOR_KEY] = trained_actuator(env)
     annotate.output_tensors(node, [out], export_with="onnx-dynamo")
