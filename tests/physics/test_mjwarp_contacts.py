@@ -42,6 +42,7 @@ def test_preset_buffer_holds_every_contact_of_the_anymal_scene():
     assert solver.mjw_data.naconmax >= budget >= found
 
 
-def test_contact_overflow_raises_naming_nconmax():
-    with pytest.raises(RuntimeError, match="nconmax"):
-        _run_anymal("cpu", 60, nconmax=2, njmax=60)
+@pytest.mark.parametrize("buffers, named", [({"nconmax": 2, "njmax": 60}, "nconmax"), ({"njmax": 6}, "njmax")])
+def test_buffer_overflow_raises_naming_the_field(buffers, named):
+    with pytest.raises(RuntimeError, match=f"MJWarp dropped .*{named}"):
+        _run_anymal("cpu", 60, **buffers)
