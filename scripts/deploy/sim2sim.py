@@ -16,6 +16,12 @@ observation noise on the measurements) and ``cmd<vx>`` (a fixed forward command)
 the metrics of ``isaaclab_diffsim.deploy.sim2sim.metrics``; ``--out`` writes them as JSON. ``--trace FILE`` runs one
 more MuJoCo episode under a step schedule of forward commands (``--trace_levels``, ``--trace_step_s``) and writes
 commanded against achieved base velocity (JSON, and a PNG when matplotlib is installed).
+
+``--terrain`` (MuJoCo, a rough-task bundle): the terrain of training, regenerated from io.yaml's generator cfg and
+seed (``--terrain_seed``: another seed) as a MuJoCo heightfield, ``--episodes`` episodes per sub-terrain type and
+level (``--terrain_types``, ``--terrain_levels``; default all), each from its sub-terrain's origin; the height scan
+from MuJoCo's ray casts (``mj_ray``) with io.yaml's grid, offset and clip. Prints and writes falls and tracking error
+per type and level, laid out as ``scripts/experiments/evaluate_terrain.py`` reports ours.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import time
 
 import numpy as np
 
-from isaaclab_diffsim.deploy.io_spec import GAIT_LEG_LABELS, BundleMismatchError
+from isaaclab_diffsim.deploy.io_spec import GAIT_LEG_LABELS, BundleMismatchError, height_scan_fields
 from isaaclab_diffsim.deploy.onnx_policy import open_bundle
 from isaaclab_diffsim.deploy.sim2sim import parse_variants, summarize
 from isaaclab_diffsim.deploy.sim2sim.variants import PUSH_INTERVAL_S
@@ -69,34 +75,47 @@ def variant_commands(variant, commands: np.ndarray) -> np.ndarray:
     return out
 
 
-def task_noise_ranges() -> dict[str, tuple[float, float]]:
-    """(lo, hi) of the task's uniform observation noise per measurement (DiffObservationsCfg; imports Isaac Lab's
-    noise configs, so only when a ``noise`` variant is asked for)."""
+def task_noise_ranges(scan: bool = False) -> dict[str, tuple[float, float]]:
+    """(lo, hi) of the task's uniform observation noise per measurement (DiffObservationsCfg, and with ``scan`` the
+    height scan's, DiffHeightScanCfg; imports Isaac Lab's noise configs, so only when a ``noise`` variant is asked
+    for)."""
     from isaaclab_diffsim.tasks.direct.locomotion.velocity.velocity_env_cfg import DiffObservationsCfg
+    from isaaclab_diffsim.terrains import DiffHeightScanCfg
 
     cfg, out = DiffObservationsCfg(), {}
-    for name in NOISY_MEASUREMENTS:
-        noise = getattr(cfg, name)
+    sources = [(cfg, name, name) for name in NOISY_MEASUREMENTS]
+    if scan:
+        sources.append((DiffHeightScanCfg(), "noise", "height_scan"))
+    for cfg, field, name in sources:
+        noise = getattr(cfg, field)
         if noise is None:
             continue
         if getattr(noise, "operation", "add") != "add" or not hasattr(noise, "n_min"):
-            raise ValueError(f"observations.{name}: only additive uniform noise is supported, got {noise!r}")
+            raise ValueError(f"{name} noise: only additive uniform noise is supported, got {noise!r}")
         out[name] = (float(noise.n_min), float(noise.n_max))
     return out
 
 
-def mujoco_runner(bundle, noise=None):
+def mujoco_runner(bundle, noise=None, terrain=None):
     from isaaclab_diffsim.deploy.sim2sim.mujoco_loop import MujocoRunner
 
     io, session = open_bundle(bundle)
     return MujocoRunner(
-        io, session, init_height=INIT_HEIGHT, min_height=MIN_HEIGHT, max_gravity_z=MAX_GRAVITY_Z, noise=noise
+        io,
+        session,
+        init_height=INIT_HEIGHT,
+        min_height=MIN_HEIGHT,
+        max_gravity_z=MAX_GRAVITY_Z,
+        noise=noise,
+        terrain=terrain,
     )
 
 
-def run_mujoco(bundle, variant, commands, episode_s, seed, noise=None):
-    runner = mujoco_runner(bundle, noise)
-    eps = [runner.episode(c, variant, episode_s, seed + i) for i, c in enumerate(commands)]
+def run_mujoco(bundle, variant, commands, episode_s, seed, noise=None, terrain=None, cells=None):
+    """Episodes of ``commands`` in MuJoCo; with ``terrain``, episode i starts at the origin of ``cells[i]``."""
+    runner = mujoco_runner(bundle, noise, terrain)
+    starts = [None] * len(commands) if cells is None else [terrain.origins[c.level, c.column] for c in cells]
+    eps = [runner.episode(c, variant, episode_s, seed + i, start=p) for i, (c, p) in enumerate(zip(commands, starts))]
     return eps, runner.dt
 
 
@@ -241,6 +260,12 @@ def main(argv=None):
     )
     parser.add_argument("--trace_levels", type=float, nargs="+", default=(0.0, 0.5, 1.0, 0.0), help="vx steps [m/s]")
     parser.add_argument("--trace_step_s", type=float, default=5.0, help="seconds per level of --trace_levels")
+    parser.add_argument(
+        "--terrain", action="store_true", help="MuJoCo on the bundle's generated terrain; --episodes per type and level"
+    )
+    parser.add_argument("--terrain_levels", type=int, nargs="+", default=None, help="levels (rows) to run; default all")
+    parser.add_argument("--terrain_types", nargs="+", default=None, help="sub-terrain names to run; default all")
+    parser.add_argument("--terrain_seed", type=int, default=None, help="regenerate with this seed, not the bundle's")
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error(f"--episodes must be >= 1, got {args.episodes}")
@@ -250,23 +275,46 @@ def main(argv=None):
         variants = parse_variants(args.variants)
     except ValueError as err:
         parser.error(str(err))
+    if args.terrain and args.sim != "mujoco":
+        parser.error(
+            "--terrain runs in MuJoCo (--sim mujoco); ours per terrain: scripts/experiments/evaluate_terrain.py"
+        )
+    given = [f"--{k}" for k in ("terrain_levels", "terrain_types", "terrain_seed") if getattr(args, k) is not None]
+    if given and not args.terrain:
+        parser.error(f"{', '.join(given)} need --terrain")
+    terrain = cells = None
     try:
-        open_bundle(args.bundle)
+        io, _ = open_bundle(args.bundle)
+        scan = height_scan_fields(io) is not None
+        if args.terrain:
+            from isaaclab_diffsim.deploy.sim2sim.bundle_terrain import bundle_terrain
+
+            terrain = bundle_terrain(io, args.terrain_seed)
     except BundleMismatchError as err:
         raise SystemExit(f"[sim2sim] error: {err}") from None
+    if terrain is not None:
+        from isaaclab_diffsim.deploy.sim2sim.terrain_episodes import terrain_cells, terrain_report
+
+        try:
+            cells = terrain_cells(terrain, args.episodes, args.terrain_levels, args.terrain_types)
+        except ValueError as err:
+            parser.error(str(err))
     if args.trace and not args.trace_step_s > 0:
         parser.error(f"--trace_step_s must be > 0, got {args.trace_step_s}")
     for name in ("vx_range", "vy_range", "yaw_range"):
         lo, hi = getattr(args, name)
         if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
             parser.error(f"--{name} must be finite with low <= high, got {lo} {hi}")
-    commands = draw_commands(
-        args.episodes, tuple(args.vx_range), args.seed, tuple(args.vy_range), tuple(args.yaw_range)
-    )
-    noise = task_noise_ranges() if any(v.noise for v in variants) else None
-    run = run_mujoco if args.sim == "mujoco" else functools.partial(run_diffsim, device=args.device)
+    episodes = args.episodes if cells is None else len(cells)
+    commands = draw_commands(episodes, tuple(args.vx_range), args.seed, tuple(args.vy_range), tuple(args.yaw_range))
+    noise = task_noise_ranges(scan and args.sim == "mujoco") if any(v.noise for v in variants) else None
+    if args.sim == "mujoco":
+        run = functools.partial(run_mujoco, terrain=terrain, cells=cells)
+    else:
+        run = functools.partial(run_diffsim, device=args.device)
     results = {}
-    print(f"[sim2sim] {args.sim}, {args.episodes} episodes of {args.episode_s:g} s, bundle {args.bundle}")
+    where = "" if cells is None else f" on the bundle's terrain ({len(cells)} sub-terrain starts)"
+    print(f"[sim2sim] {args.sim}, {episodes} episodes of {args.episode_s:g} s{where}, bundle {args.bundle}")
     columns = (
         ("falls", "fall_rate", "{:>7.2f}"),
         ("lin err", "tracking_error", "{:>9.3f}"),
@@ -289,8 +337,16 @@ def main(argv=None):
         episodes, dt = run(args.bundle, v, variant_commands(v, commands), args.episode_s, args.seed, noise)
         s = summarize(episodes, dt)
         s["wall_s"] = time.perf_counter() - t0
-        results[v.name] = {**s, "per_episode": [e.__dict__ for e in episodes]}
+        per_episode = [e.__dict__ for e in episodes]
+        if cells is not None:
+            s["groups"] = terrain_report(terrain, cells, episodes)
+            per_episode = [
+                {**e, "level": c.level, "column": c.column, "type": c.type_name} for e, c in zip(per_episode, cells)
+            ]
+        results[v.name] = {**s, "per_episode": per_episode}
         print(f"{v.name:<14}" + "".join(fmt.format(s[k]) for _, k, fmt in columns), flush=True)
+        for key, row in s.get("groups", {}).items():
+            print(f"[sim2sim] {v.name} {key:28s} {row}", flush=True)
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:

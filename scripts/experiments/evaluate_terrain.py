@@ -3,8 +3,11 @@
     .venv/bin/python scripts/experiments/evaluate_terrain.py --algo shac --checkpoint RUN/model_1000.pt \
         --num_envs 100 --out eval_terrain.json
 
-The ``-Play`` configuration of the rough task (hard contact, forward commands, every level at startup); the
-curriculum is off so each env keeps its (level, type) for the evaluated episode (``rl.evaluation.evaluate``).
+The ``-Play`` configuration of the rough task (hard contact, forward commands, every level at startup) on the
+terrain of ``--seed``; each env's first episode counts (``rl.evaluation.evaluate``), on the (level, type) it started
+on. The terrain keeps the generator's curriculum layout (a level per row, a type per column), which
+``terrain.curriculum`` also sets, so the curriculum stays on. ``scripts/deploy/sim2sim.py BUNDLE --sim mujoco
+--terrain`` reports MuJoCo's in the same layout.
 """
 
 from __future__ import annotations
@@ -13,11 +16,11 @@ import argparse
 import json
 import os
 
-import numpy as np
 import torch
 from policy_env import add_policy_arguments, make_policy_env
 
 from isaaclab_diffsim.rl.evaluation import evaluate
+from isaaclab_diffsim.terrains.grid_groups import terrain_groups
 
 
 def main():
@@ -29,7 +32,6 @@ def main():
 
     def configure(env_cfg):
         env_cfg.seed = args.seed
-        env_cfg.terrain.curriculum = False
 
     env, policy, _ = make_policy_env(args, configure)
     env.set_contact_model(args.contact_models.split(",")[0])
@@ -38,30 +40,13 @@ def main():
     levels, types = env.terrain_level.cpu().numpy(), env.terrain_levels.types.cpu().numpy()
     result = evaluate(env, policy, env.num_envs, progress=False)
     print(f"[evaluate] all: {result.summary()}", flush=True)
-    names = list(env.cfg.terrain.generator.sub_terrains)
-    columns = _column_sub_terrains(env.cfg.terrain.generator)
-    rows = {}
-    for key, mask in [
-        *((f"type {names[s]}", np.isin(types, np.nonzero(columns == s)[0])) for s in np.unique(columns)),
-        *((f"level {lv}", levels == lv) for lv in np.unique(levels)),
-    ]:
-        rows[key] = {
-            "episodes": int(mask.sum()),
-            "tracking_error": float(result.tracking_errors[mask].mean()),
-            "fall_rate": float(result.falls[mask].mean()),
-        }
-        print(f"[evaluate] {key:28s} {rows[key]}", flush=True)
+    rows = terrain_groups(env.cfg.terrain.generator, types, levels, result.tracking_errors, result.falls)
+    for key, row in rows.items():
+        print(f"[evaluate] {key:28s} {row}", flush=True)
     out = {"checkpoint": os.path.abspath(args.checkpoint), "summary": result.summary(), "groups": rows}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1)
-
-
-def _column_sub_terrains(gen) -> np.ndarray:
-    """The sub-terrain index of each column: Isaac Lab's curriculum layout (proportions over the columns)."""
-    proportions = np.array([c.proportion for c in gen.sub_terrains.values()], dtype=float)
-    cumulative = np.cumsum(proportions / proportions.sum())
-    return np.array([int(np.min(np.nonzero(c / gen.num_cols + 0.001 < cumulative)[0])) for c in range(gen.num_cols)])
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ direct env without managers. So the bundle writes its own YAML, laid out like th
 (``observations`` with name/shape/dtype per term, ``articulations.robot`` with ``joint_names``,
 ``default_joint_pos``, ``default_joint_stiffness``, ``default_joint_damping``, ``scene`` with ``physics_dt``, ``dt``
 and ``decimation``) and adding what a deployment of this controller needs: the controller's inputs and outputs,
-effort limits, the gait and the contact model of training.
+effort limits, the gait and the contact model of training; with a height scan, its grid, offset and clip
+(``height_scan``) and the generated terrain of training (``terrain``), :mod:`.scan_io`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import math
 
 import yaml
+
+from .scan_io import scan_and_terrain_blocks
 
 FORMAT_VERSION = 1
 
@@ -30,8 +33,10 @@ OBSERVATION_TERMS = (
 )
 HEIGHT_SCAN_DESCRIPTION = (
     "base height minus the terrain height at each point of a yaw-aligned grid around the base, minus the offset, "
-    "clipped (env cfg height_scan: size, resolution, offset, clip; x fastest) [m]"
+    "clipped (io.yaml height_scan: pattern_xy, offset, clip; x fastest) [m]"
 )
+HEIGHT_SCAN_FIELDS = ("pattern_xy", "offset", "clip")
+"""What io.yaml's ``height_scan`` block must hold for a controller to rebuild the scan."""
 GAIT_LEG_LABELS = ("LF", "RF", "LH", "RH")
 """The labels of io.yaml's ``gait.phase_offsets_by_leg``, in the order of the gait config's ``phase_offsets``."""
 GAIT_CLOCK_TERM = ("gait_phase", 2, "(sin, cos) of 2 pi phase; computed inside the controller from 'step'")
@@ -147,6 +152,7 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
             "margin": train_solver["margin"],
             "asset_source": train_env_cfg["asset_source"],
         },
+        **scan_and_terrain_blocks(env),
     }
 
 
@@ -161,6 +167,28 @@ def read_io(path: str) -> dict:
     if not isinstance(io, dict) or io.get("format_version") != FORMAT_VERSION:
         raise BundleMismatchError(f"{path}: not an io.yaml of format version {FORMAT_VERSION}")
     return io
+
+
+def height_scan_fields(io: dict) -> dict | None:
+    """io.yaml's ``height_scan`` block when the controller observes a height scan (None when it does not); raises
+    :class:`BundleMismatchError` when the block or one of :data:`HEIGHT_SCAN_FIELDS` is missing or the grid's size
+    is not the term's."""
+    terms = {t["name"]: t for t in io["observations"]["policy"]}
+    if "height_scan" not in terms:
+        return None
+    block = io.get("height_scan") or {}
+    missing = [k for k in HEIGHT_SCAN_FIELDS if k not in block]
+    if missing:
+        raise BundleMismatchError(
+            f"io.yaml observes a height_scan but its height_scan block lacks {missing}: a bundle exported before "
+            "the scan's fields were written; export it again with scripts/export.py"
+        )
+    if len(block["pattern_xy"]) != int(terms["height_scan"]["shape"][0]):
+        raise BundleMismatchError(
+            f"io.yaml height_scan.pattern_xy has {len(block['pattern_xy'])} points, the observation term "
+            f"{terms['height_scan']['shape'][0]}"
+        )
+    return block
 
 
 def check_env_matches(io: dict, env) -> None:

@@ -3,14 +3,15 @@
 Needs numpy, onnxruntime and pyyaml only. ``Controller.step`` takes the robot's measurements by name, maps its
 joints by name to the bundle's order, assembles the observation as ``io.yaml`` declares, runs the controller with
 its own step counter (the gait clock) and returns the joint position targets for the PD drives; it keeps the last
-``actions`` for the next observation's ``last_action`` term.
+``actions`` for the next observation's ``last_action`` term. A bundle that observes a height scan takes the
+``height_scan`` measurement too and applies io.yaml's offset and clip to it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .io_spec import BundleMismatchError
+from .io_spec import BundleMismatchError, height_scan_fields
 from .observations import concat_terms, rotate_inverse
 
 MEASUREMENTS = ("base_lin_vel", "base_ang_vel", "joint_pos", "joint_vel", "command")
@@ -28,7 +29,9 @@ class Controller:
       base to world, x y z w);
     - ``joint_pos``, ``joint_vel`` [rad, rad/s]: dicts by joint name, or arrays in ``joint_order`` (io.yaml's
       ``joint_names`` by default);
-    - ``command``: (vx, vy, yaw rate) in the base frame [m/s, m/s, rad/s].
+    - ``command``: (vx, vy, yaw rate) in the base frame [m/s, m/s, rad/s];
+    - ``height_scan`` (only for a bundle that observes one): base z minus the terrain height below each point of
+      io.yaml's ``height_scan.pattern_xy`` (turned by the base's yaw) [m], shape (P,) or (num_robots, P).
 
     The returned targets are in ``joint_order`` (a dict by name when ``joint_pos`` was a dict). Build it from a
     bundle folder, or from ``io`` and ``session`` of :func:`~isaaclab_diffsim.deploy.open_bundle`.
@@ -54,6 +57,8 @@ class Controller:
         self.default_joint_pos = np.asarray(robot["default_joint_pos"], dtype=np.float32)
         self.terms = [t["name"] for t in io["observations"]["policy"]]
         self.scales = {t["name"]: float(t["scale"]) for t in io["observations"]["policy"]}
+        self.scan = height_scan_fields(io)
+        """io.yaml's ``height_scan`` block (None: the controller observes no scan)."""
         self.has_step = "step" in [i.name for i in session.get_inputs()]
         self.num_robots = int(num_robots)
         self.step_count = np.zeros(self.num_robots, dtype=np.int64)
@@ -88,9 +93,18 @@ class Controller:
             raise ValueError(f"measurement {key!r} has shape {a.shape}, expected ({self.num_robots}, {size})")
         return a
 
+    def _height_scan(self, value) -> np.ndarray:
+        h = np.atleast_2d(np.asarray(value, dtype=np.float32))
+        points = len(self.scan["pattern_xy"])
+        if h.shape != (self.num_robots, points):
+            raise ValueError(f"measurement 'height_scan' has shape {h.shape}, expected ({self.num_robots}, {points})")
+        clip = np.float32(self.scan["clip"])
+        return np.clip(h - np.float32(self.scan["offset"]), -clip, clip)
+
     def observation(self, measurements: dict) -> np.ndarray:
         """The controller's ``obs`` input for ``measurements``, term by term in io.yaml's order."""
-        missing = [k for k in MEASUREMENTS if k not in measurements]
+        scan = ("height_scan",) if self.scan is not None else ()
+        missing = [k for k in MEASUREMENTS + scan if k not in measurements]
         if not any(k in measurements for k in ORIENTATIONS):
             missing.append(" or ".join(ORIENTATIONS))
         if missing:
@@ -109,6 +123,8 @@ class Controller:
             "joint_vel_rel": self._joints(measurements["joint_vel"], "joint_vel"),
             "last_action": self.last_action,
         }
+        if self.scan is not None:
+            values["height_scan"] = self._height_scan(measurements["height_scan"])
         return concat_terms(self.terms, self.scales, values)
 
     def step(self, measurements: dict):

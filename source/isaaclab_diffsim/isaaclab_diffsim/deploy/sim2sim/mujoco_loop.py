@@ -1,5 +1,5 @@
 """Episodes of a bundle in MuJoCo: the runtime :class:`~isaaclab_diffsim.deploy.Controller` at io.yaml's dt, PD drives
-in Python every physics step."""
+in Python every physics step; on a plane or a terrain's heightfield, the height scan by MuJoCo's ray casts."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ..observations import rotate_inverse
 from ..runtime import Controller
 from .actuator import DcMotor
 from .metrics import EpisodeAccumulator, EpisodeMetrics, StepSample
+from .mujoco_ground import MujocoGround
 from .mujoco_model import build_mujoco_anymal
 from .noise import add_noise
 from .variants import NOMINAL_FRICTION, PUSH_INTERVAL_S, Variant
@@ -35,9 +36,23 @@ class MujocoRunner:
     starts upright at ``init_height`` in the default pose at rest and ends by a fall (base below ``min_height`` or
     gravity's z in the base frame above ``max_gravity_z``) or after ``episode_s``. ``noise`` maps measurement names
     to the (lo, hi) of the uniform noise the ``noise`` variant adds (None: that variant is refused).
+
+    ``terrain`` (a :class:`~isaaclab_diffsim.deploy.sim2sim.bundle_terrain.BundleTerrain`) replaces the plane by its
+    heightfield: an episode starts above its ``start`` point, and the base's height (falls) and the feet's (stance)
+    are measured from the ground below them. A bundle that observes a height scan gets it from MuJoCo's ray casts.
     """
 
-    def __init__(self, io, session, timestep=0.0025, init_height=0.6, min_height=0.3, max_gravity_z=-0.5, noise=None):
+    def __init__(
+        self,
+        io,
+        session,
+        timestep=0.0025,
+        init_height=0.6,
+        min_height=0.3,
+        max_gravity_z=-0.5,
+        noise=None,
+        terrain=None,
+    ):
         self.io, self.session = io, session
         robot = io["articulations"]["robot"]
         self.joint_names = list(robot["joint_names"])
@@ -49,12 +64,17 @@ class MujocoRunner:
         self.timestep = timestep
         self.action_scale = float(io["actions"]["joint_pos"]["scale"])
         self.init_height, self.min_height, self.max_gravity_z = init_height, min_height, max_gravity_z
-        self.noise = noise
+        self.noise, self.terrain = noise, terrain
+        self._robots = {}  # compiled models by (friction, payload): a terrain's heightfield takes ~0.5 s to build
         self.lower, self.upper = joint_limits(self.joint_names)
         self.controller = Controller(io=io, session=session)
-        self.controller.observation(
-            self._measurements(np.r_[0, 0, 0, 1.0, 0, 0, 0], np.zeros(6), self.default, np.zeros(12), np.zeros(3))
-        )  # refuses unknown terms now
+        scan = self.controller.scan
+        self.pattern = None if scan is None else np.asarray(scan["pattern_xy"], dtype=np.float64)
+        """The height scan's points (P, 2) in the base's yaw frame (None: the bundle observes no scan)."""
+        meas = self._measurements(np.r_[0, 0, 0, 1.0, 0, 0, 0], np.zeros(6), self.default, np.zeros(12), np.zeros(3))
+        if self.pattern is not None:
+            meas["height_scan"] = np.zeros(len(self.pattern))
+        self.controller.observation(meas)  # refuses unknown terms now
 
     @staticmethod
     def _measurements(qpos_base, qvel_base, q, qd, command) -> dict:
@@ -70,22 +90,31 @@ class MujocoRunner:
         }
 
     def episode(
-        self, command, variant: Variant, episode_s: float, seed: int, schedule=None, trace=None
+        self, command, variant: Variant, episode_s: float, seed: int, schedule=None, trace=None, start=None
     ) -> EpisodeMetrics:
         """One episode under ``variant`` with the constant ``command`` (vx, vy, yaw rate), or ``schedule(t)`` ->
-        command at time t when given; pushes and noise from ``seed``. Appends (t, command, base-frame linear
-        velocity, yaw rate) per control step to the list ``trace`` when given. Returns its :class:`EpisodeMetrics`."""
+        command at time t when given; pushes and noise from ``seed``; the base starts ``init_height`` above
+        ``start`` (x, y, z; default the origin). Appends (t, command, base-frame linear velocity, yaw rate) per
+        control step to the list ``trace`` when given. Returns its :class:`EpisodeMetrics`."""
         import mujoco
 
         if variant.noise and self.noise is None:
             raise ValueError("the noise variant needs the runner's noise ranges")
         rng = np.random.default_rng(seed)
         friction = NOMINAL_FRICTION if variant.friction is None else variant.friction
-        robot = build_mujoco_anymal(self.joint_names, friction, self.timestep, variant.payload)
+        key = (friction, variant.payload)
+        if key not in self._robots:
+            self._robots[key] = build_mujoco_anymal(
+                self.joint_names, friction, self.timestep, variant.payload, self.terrain
+            )
+        robot = self._robots[key]
         motor = DcMotor(self.io["articulations"]["robot"], variant.motor)
         m, qa, da = robot.model, robot.qpos_adr, robot.dof_adr
+        ground = MujocoGround(m, robot.ground_top)
         d = mujoco.MjData(m)
-        d.qpos[2], d.qpos[3] = self.init_height, 1.0
+        d.qpos[0:3] = np.zeros(3) if start is None else np.asarray(start, dtype=np.float64)
+        d.qpos[2] += self.init_height
+        d.qpos[3] = 1.0
         d.qpos[qa] = self.default
         mujoco.mj_forward(m, d)
         command = np.array(command, dtype=np.float64)
@@ -102,6 +131,8 @@ class MujocoRunner:
                 command = np.asarray(schedule(k * self.dt), dtype=np.float64)
                 acc.commands[0] = command
             meas = self._measurements(d.qpos[:7], d.qvel[:6], d.qpos[qa], d.qvel[da], command)
+            if self.pattern is not None:
+                meas["height_scan"] = ground.scan(d, d.qpos[0:3], d.qpos[3:7], self.pattern)
             if variant.noise:
                 meas = add_noise(meas, self.noise, rng)
             targets = ctrl.step(meas)
@@ -119,7 +150,12 @@ class MujocoRunner:
                 raise FloatingPointError(f"MuJoCo state not finite at control step {k}")
             after = self._measurements(d.qpos[:7], d.qvel[:6], d.qpos[qa], d.qvel[da], command)
             g = after["projected_gravity"]
-            fell = d.qpos[2] < self.min_height or g[2] > self.max_gravity_z
+            feet = d.geom_xpos[robot.foot_geoms].copy()
+            base_height = d.qpos[2]
+            if self.terrain is not None:  # heights above the ground below
+                base_height -= ground.heights(d, d.qpos[None, 0:2])[0]
+                feet[:, 2] -= ground.heights(d, feet[:, 0:2])
+            fell = base_height < self.min_height or g[2] > self.max_gravity_z
             q, qd = after["joint_pos"], after["joint_vel"]
             sample = StepSample(
                 after["base_lin_vel"][None],
@@ -128,7 +164,7 @@ class MujocoRunner:
                 q[None],
                 qd[None],
                 motor.torque(target, q, qd)[None],
-                d.geom_xpos[robot.foot_geoms][None].copy(),
+                feet[None],
                 np.array([fell]),
                 np.array([k + 1 == steps]),
                 d.qpos[None, 0:3].copy(),

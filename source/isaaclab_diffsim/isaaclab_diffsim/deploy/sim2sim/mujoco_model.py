@@ -1,4 +1,5 @@
-"""ANYmal C in MuJoCo, built from the project's URDF (example-robot-data) with a free base and a ground plane."""
+"""ANYmal C in MuJoCo, built from the project's URDF (example-robot-data) with a free base on a ground plane or a
+terrain's heightfield."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ...assets.anymal_c_urdf import anymal_c_urdf_path
+from .mujoco_ground import add_ground
 
 FOOT_LINKS = ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT")
 
@@ -44,7 +46,8 @@ def urdf_for_mujoco(path: Path | None = None) -> str:
 @dataclass
 class MujocoAnymal:
     """A compiled model and where the bundle's joints live in it: ``qpos_adr[i]``/``dof_adr[i]`` of joint
-    ``joint_names[i]``; ``foot_geoms`` the four foot spheres (LF, RF, LH, RH); ``base_body`` the base's id."""
+    ``joint_names[i]``; ``foot_geoms`` the four foot spheres (LF, RF, LH, RH); ``base_body`` the base's id;
+    ``ground_top`` the ground's highest point [m]."""
 
     model: object
     joint_names: list[str]
@@ -52,12 +55,14 @@ class MujocoAnymal:
     dof_adr: np.ndarray
     base_body: int
     foot_geoms: list[int]
+    ground_top: float = 0.0
 
 
 def build_mujoco_anymal(
-    joint_names: list[str], friction: float, timestep: float = 0.0025, payload: float = 0.0
+    joint_names: list[str], friction: float, timestep: float = 0.0025, payload: float = 0.0, terrain=None
 ) -> MujocoAnymal:
-    """MuJoCo model of the URDF with a free joint on ``base``, a ground plane, elliptic friction cones and
+    """MuJoCo model of the URDF with a free joint on ``base``, a ground plane (or ``terrain``'s heightfield, a
+    :class:`~isaaclab_diffsim.deploy.sim2sim.bundle_terrain.BundleTerrain`), elliptic friction cones and
     ``friction`` on every robot geom and on the ground (MuJoCo combines two geoms' friction by their maximum, so
     the effective coefficient is ``friction``). Robot geoms collide with the ground only (no self-collision).
     ``payload`` kg is added to the base, its inertia scaled by the same ratio. Raises ValueError naming a joint of
@@ -75,14 +80,7 @@ def build_mujoco_anymal(
     for geom in spec.geoms:
         geom.contype, geom.conaffinity = 1, 0
         geom.friction = [friction, geom.friction[1], geom.friction[2]]
-    spec.worldbody.add_geom(
-        name="ground",
-        type=mujoco.mjtGeom.mjGEOM_PLANE,
-        size=[0.0, 0.0, 1.0],
-        contype=0,
-        conaffinity=1,
-        friction=[friction, 0.005, 0.0001],
-    )
+    top = add_ground(spec, friction, terrain)
     model = spec.compile()
     base = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "base")
     if payload:
@@ -112,4 +110,5 @@ def build_mujoco_anymal(
         np.array([model.jnt_dofadr[i] for i in ids]),
         base,
         feet,
+        top,
     )
