@@ -2,9 +2,9 @@
 
 Every run trains with the experiment's ``base_overrides`` plus its own, on its seeds; its evaluation
 (``scripts/experiments/evaluate_locomotion.py``) runs in hard contact with the same ``env.*`` overrides but the
-events (``env.events.*``: the -Play task's, no pushes or kicks) and reports
-tracking, falls, the gait measures and the drift under a zero command. A run may name its own ``task`` and
-``eval_task`` (default: the experiment's), e.g. one run per robot.
+events and commands (``env.events.*``, ``env.commands.*``: the -Play task's, no pushes or kicks, no standing
+envs) and reports tracking, falls, the gait measures and the drift under a zero command. A run may name its own
+``task`` and ``eval_task`` (default: the experiment's), e.g. one run per robot.
 """
 
 from __future__ import annotations
@@ -63,9 +63,11 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
     jobs = {}
     for (run, seed), tjob in trained.items():
         directory = os.path.join(tjob.directory, "locomotion")
-        # the policy's MDP and rewards, not the training events: the -Play task sets its own (no pushes, no kicks)
+        # the policy's MDP and rewards, not the training events or commands: the -Play task sets its own (no pushes,
+        # no kicks, no standing envs)
         overrides = run_overrides(exp, exp["runs"][run])
-        env_overrides = [o for o in overrides if o.startswith("env.") and not o.startswith("env.events.")]
+        play_own = ("env.events.", "env.commands.")
+        env_overrides = [o for o in overrides if o.startswith("env.") and not o.startswith(play_own)]
         argv = [
             python(),
             os.path.join(ctx.repo, "scripts", "experiments", "evaluate_locomotion.py"),
