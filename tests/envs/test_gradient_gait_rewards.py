@@ -132,27 +132,28 @@ def test_refuses_a_negative_height_sharpness():
         cfg.validate_values()
 
 
-def test_stand_still_joint_speed_counts_only_under_a_zero_command():
+def near_zero_command_terms(weight: str, value: float) -> tuple[DiffVelocityEnv, dict]:
+    """An env with reward ``weight`` set to ``value``, one step in, then env 0 told (nearly) to stand and env 1 to
+    turn: the env and its weighted reward terms."""
     env = make_env()
-    env.cfg.rewards.stand_still_joint_vel = -0.1
+    setattr(env.cfg.rewards, weight, value)
     env.reset(seed=0)
     with torch.no_grad():
         env.step(torch.full((2, 12), 0.3))
         env.commands = torch.tensor([[0.05, 0.0, 0.05], [0.0, 0.0, 0.5]])  # env 0 near zero; env 1 turns
         terms = env._rewards(env.q, env.qd, env._base(), env._prev_qd_leg, env.actions, env._targets_leg, env.body_q)[1]
+    return env, terms
+
+
+def test_stand_still_joint_speed_counts_only_under_a_zero_command():
+    env, terms = near_zero_command_terms("stand_still_joint_vel", -0.1)
     want = -0.1 * env.qd[:, 6:].abs().sum(1) * torch.tensor([1.0, 0.0]) * env.step_dt
     assert torch.allclose(terms["stand_still_joint_vel"], want, atol=1e-7)
     assert float(want[0]) < 0.0
 
 
 def test_stand_still_feet_height_charges_lifted_feet_under_a_zero_command():
-    env = make_env()
-    env.cfg.rewards.stand_still_feet_height = -10.0
-    env.reset(seed=0)
-    with torch.no_grad():
-        env.step(torch.full((2, 12), 0.3))
-        env.commands = torch.tensor([[0.05, 0.0, 0.05], [0.0, 0.0, 0.5]])  # env 0 near zero; env 1 turns
-        terms = env._rewards(env.q, env.qd, env._base(), env._prev_qd_leg, env.actions, env._targets_leg, env.body_q)[1]
+    env, terms = near_zero_command_terms("stand_still_feet_height", -10.0)
     # the feet's lowest points above the plane z = 0, by hand from the foot spheres' centres
     lift = (env.foot_centres(env.body_q)[..., 2] - env.foot_radius).clamp(min=0.0).sum(1)
     want = -10.0 * lift * torch.tensor([1.0, 0.0]) * env.step_dt
