@@ -16,7 +16,7 @@ from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 from isaaclab_diffsim.terrains import (
     HeightMap,
     TerrainLevels,
-    cpu_rough_terrains_cfg,
+    rough_terrains_cfg,
     grid_pattern,
     height_scan,
     scan_points,
@@ -244,7 +244,7 @@ def test_env_origins_per_level_and_type():
 def test_terrain_is_seeded_by_the_env_seed():
     from isaaclab_diffsim.terrains import generate_terrain
 
-    gen = cpu_rough_terrains_cfg(num_rows=2, num_cols=6)
+    gen = rough_terrains_cfg(num_rows=2, num_cols=6)
     gen.border_width = 1.0
     torch_state, numpy_state = torch.random.get_rng_state(), np.random.get_state()
     a, b, c = (generate_terrain(gen, seed, curriculum=True) for seed in (1, 1, 2))

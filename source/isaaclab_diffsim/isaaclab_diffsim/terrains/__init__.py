@@ -4,7 +4,7 @@ terrain-level curriculum (docs/tasks.md "Rough terrain")."""
 from .generated import GeneratedTerrain, generate_terrain, generator_cfg, seeded_generation, terrain_from_generator
 from .height_scan import grid_pattern, height_scan, scan_points
 from .heightmap import HeightMap
-from .terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg, cpu_rough_terrains_cfg
+from .terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg, rough_terrains_cfg
 from .terrain_levels import TerrainLevels, terrain_level_moves
 
 __all__ = [
@@ -13,7 +13,7 @@ __all__ = [
     "GeneratedTerrain",
     "HeightMap",
     "TerrainLevels",
-    "cpu_rough_terrains_cfg",
+    "rough_terrains_cfg",
     "generate_terrain",
     "generator_cfg",
     "grid_pattern",

@@ -10,9 +10,10 @@ from isaaclab.utils.noise import UniformNoiseCfg
 from ..utils.validation import Rule, check, integer, non_negative, optional, positive, sequence
 
 
-def cpu_rough_terrains_cfg(num_rows: int = 5, num_cols: int = 10) -> TerrainGeneratorCfg:
-    """Isaac Lab's ``ROUGH_TERRAINS_CFG`` (its six sub-terrain types and their proportions) on a smaller grid:
-    ``num_rows`` difficulty levels x ``num_cols`` columns (Isaac Lab: 10 x 20); 10 columns hold every type."""
+def rough_terrains_cfg(num_rows: int = 10, num_cols: int = 20) -> TerrainGeneratorCfg:
+    """Isaac Lab's ``ROUGH_TERRAINS_CFG`` (its six sub-terrain types and their proportions): ``num_rows`` difficulty
+    levels x ``num_cols`` columns, Isaac Lab's 10 x 20 by default (a smaller grid for tests; 10 columns hold every
+    type)."""
     cfg = ROUGH_TERRAINS_CFG.copy()
     cfg.num_rows, cfg.num_cols = num_rows, num_cols
     return cfg
@@ -23,12 +24,11 @@ class DiffTerrainCfg:
     """Generated terrain (Isaac Lab's ``TerrainGenerator``) as the env's static mesh collider, with Isaac Lab's
     ``TerrainImporter`` conventions for the env origins: a level (row) and a type (column) per env."""
 
-    generator: TerrainGeneratorCfg = cpu_rough_terrains_cfg()
+    generator: TerrainGeneratorCfg = rough_terrains_cfg()
     """The generator's config; its ``seed`` None takes the env's ``seed``. ``curriculum`` is set from
     :attr:`curriculum` (difficulty growing with the row, as Isaac Lab's tasks do with a terrain curriculum)."""
-    max_init_terrain_level: int | None = 2
-    """Levels drawn at startup are uniform in 0..this (None: every level). Isaac Lab's rough task: 5 of 10 rows;
-    here about half of the default 5 rows too."""
+    max_init_terrain_level: int | None = 5
+    """Levels drawn at startup are uniform in 0..this (None: every level); Isaac Lab's rough task's value."""
     curriculum: bool = True
     """Isaac Lab's ``terrain_levels_vel`` at every reset (:class:`~isaaclab_diffsim.terrains.TerrainLevels`)."""
     heightmap_resolution: float = 0.05

@@ -32,7 +32,7 @@ def terrain_generator_cfg(io: dict):
     a terrain block or with a generator cfg the rough task's cannot take."""
     from isaaclab.utils.dict import update_class_from_dict
 
-    from ...terrains import cpu_rough_terrains_cfg
+    from ...terrains import rough_terrains_cfg
 
     block = io.get("terrain")
     if not block:
@@ -41,7 +41,7 @@ def terrain_generator_cfg(io: dict):
             "before terrains were written to io.yaml); a terrain run needs a rough-task bundle"
         )
     data = block["generator"]
-    gen = cpu_rough_terrains_cfg()
+    gen = rough_terrains_cfg()
     names = list(data.get("sub_terrains", {}))
     unknown = sorted(set(names) - set(gen.sub_terrains))
     if unknown:

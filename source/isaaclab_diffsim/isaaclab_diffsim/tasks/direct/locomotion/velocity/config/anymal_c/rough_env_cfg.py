@@ -15,8 +15,8 @@ class AnymalCRoughDiffEnvCfg(AnymalCFlatTrotDiffEnvCfg):
     What differs from :class:`AnymalCFlatTrotDiffEnvCfg`:
 
     - ``terrain``: Isaac Lab's ``ROUGH_TERRAINS_CFG`` (stairs up and down, boxes, random rough, slopes up and down)
-      on 5 levels x 10 columns (Isaac Lab: 10 x 20), generated with the env's seed, as a static mesh collider;
-      envs start on levels 0-2 and follow Isaac Lab's ``terrain_levels_vel`` curriculum;
+      on Isaac Lab's 10 levels x 20 columns, generated with the env's seed, as a static mesh collider; envs start
+      on levels 0-5 and follow Isaac Lab's ``terrain_levels_vel`` curriculum;
     - ``height_scan``: Isaac Lab's 1.6 x 1.0 m grid at 0.1 m (187 points) appended to the observation;
     - ``events.ground_friction`` stays 0.3 on the terrain (the flat task's effective 0.3-1.2).
 
