@@ -58,7 +58,6 @@ def measurements(rng, default, num_robots):
     }
 
 
-@pytest.mark.integration
 def test_leapp_yaml_carries_the_bundles_spec(exports):
     env, bundle, pipeline = exports
     spec = load_spec(pipeline)
@@ -71,7 +70,6 @@ def test_leapp_yaml_carries_the_bundles_spec(exports):
     assert spec["training"]["asset_source"] == "urdf"
 
 
-@pytest.mark.integration
 def test_leapps_loader_keeps_the_spec(exports):
     from leapp import InferenceManager
     from safetensors.numpy import load_file
@@ -85,7 +83,6 @@ def test_leapps_loader_keeps_the_spec(exports):
     assert initial and all(not v.any() for v in initial.values())
 
 
-@pytest.mark.integration
 @pytest.mark.parametrize("num_robots", [1, 2])
 def test_controller_from_leapp_export_gives_the_bundles_actions(exports, num_robots):
     env, bundle, pipeline = exports
@@ -113,7 +110,6 @@ def test_controller_from_leapp_export_gives_the_bundles_actions(exports, num_rob
         from_leapp.step(meas)
 
 
-@pytest.mark.integration
 def test_leapp_yaml_without_the_spec_is_refused(exports, tmp_path):
     _, _, pipeline = exports
     desc = yaml.safe_load(open(pipeline))
@@ -126,7 +122,6 @@ def test_leapp_yaml_without_the_spec_is_refused(exports, tmp_path):
     assert "\n" not in message and f"pipeline.configs.{SPEC_KEY}" in message and str(stripped) in message
 
 
-@pytest.mark.integration
 def test_check_env_matches_reads_the_leapp_spec(exports, tmp_path):
     env, _, pipeline = exports
     io, _ = open_bundle(pipeline, env)
