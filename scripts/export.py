@@ -11,8 +11,10 @@ joint order (see ``isaaclab_diffsim.deploy``). Default ``--out``: ``exported/`` 
 
 ``--format leapp`` writes a LEAPP pipeline instead (``<out>/<task>/<task>.yaml`` + ONNX, default ``--out``:
 ``exported_leapp/``), traced through the differentiable env's LEAPP annotations
-(``isaaclab_diffsim.deploy.leapp_pipeline``); ``scripts/deploy/leapp_deploy.py`` runs it on the manager-based
-task's scene. It needs the ``leapp`` extra. PPO checkpoints of the manager-based task export with Isaac Lab's own
+(``isaaclab_diffsim.deploy.leapp_pipeline``); no io.yaml: the io spec goes into the LEAPP YAML
+(``pipeline.configs.isaaclab_diffsim_io``), which ``isaaclab_diffsim.deploy.Controller`` and
+``scripts/deploy/sim2sim.py`` read. ``scripts/deploy/leapp_deploy.py`` runs it on the manager-based task's scene.
+It needs the ``leapp`` extra. PPO checkpoints of the manager-based task export with Isaac Lab's own
 ``isaaclab leapp export --rl_library rsl_rl --task DiffSim-Velocity-Flat-AnymalC``.
 """
 
@@ -89,8 +91,8 @@ def export(args) -> None:
     if args.format == "leapp":
         from isaaclab_diffsim.deploy.leapp_pipeline.shac_export import export_leapp
 
-        policy = load_policy(env, agent_cfg, algo, args.checkpoint)
-        path = export_leapp(env, policy, out, args.task.split(":")[-1])
+        policy, clip = load_policy(env, agent_cfg, algo, args.checkpoint)
+        path = export_leapp(env, policy, out, args.task.split(":")[-1], env_cfg.to_dict(), algo, action_clip=clip)
         env.close()
         print(f"[export] {algo} checkpoint {args.checkpoint} -> LEAPP pipeline {path}")
         return
@@ -108,16 +110,17 @@ def export(args) -> None:
     print(f"[export] {algo} checkpoint {args.checkpoint} -> {', '.join(paths.values())}")
 
 
-def load_policy(env, agent_cfg, algo: str, checkpoint: str) -> torch.nn.Module:
-    """The checkpoint's deterministic policy on raw observations (normaliser included), on the CPU."""
+def load_policy(env, agent_cfg, algo: str, checkpoint: str) -> tuple[torch.nn.Module, float | None]:
+    """The checkpoint's deterministic policy on raw observations (normaliser included, PPO's action clip folded
+    in), on the CPU, and that action clip (None: none)."""
     if algo == "shac":
         runner = ShacRunner(env, agent_cfg, log_dir=None, device="cpu")
         runner.load(checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
-        return runner.get_inference_policy("cpu")
+        return runner.get_inference_policy("cpu"), None
     runner = make_ppo_runner(env, agent_cfg, log_dir=None, device="cpu")
     runner.load(checkpoint, map_location="cpu")
     actor, clip = runner.deploy_actor(), runner.env.clip_actions
-    return actor if clip is None else _Clipped(actor, float(clip))
+    return (actor, None) if clip is None else (_Clipped(actor, float(clip)), float(clip))
 
 
 class _Clipped(torch.nn.Module):

@@ -1,4 +1,5 @@
-"""Drive an exported deployment bundle through onnxruntime in an independent simulator (MuJoCo) or in ours.
+"""Drive an exported deployment bundle (or a LEAPP export) through onnxruntime in an independent simulator (MuJoCo)
+or in ours.
 
     .venv/bin/python scripts/deploy/sim2sim.py BUNDLE_DIR --sim mujoco \
         --variants nominal,friction0.5,payload10,latency1,push1.0 --episodes 16 --out result.json
@@ -9,6 +10,10 @@ measurements) at io.yaml's dt. ``--sim diffsim``: the -Play task on hard contact
 the same Controller. Both start every episode upright at rest in the default pose at the task's init height, with
 a forward command per episode drawn from a fixed seed (the same in both simulators), no command resampling, no
 base mass or CoM randomisation.
+
+BUNDLE_DIR may be a LEAPP export instead (``scripts/export.py --format leapp``: its folder or its YAML): the io spec
+comes from the LEAPP YAML's ``pipeline.configs.isaaclab_diffsim_io`` and the Controller runs LEAPP's ONNX model,
+which takes the base quaternion instead of projected gravity (so the ``noise`` variant is refused for it).
 
 Variants (``isaaclab_diffsim.deploy.sim2sim.variants``): ``nominal``, ``friction<mu>``, ``payload<kg>``,
 ``latency<k>`` (control steps), ``push<v>``, ``motor<scale>`` (PD gains and torque envelope), ``noise`` (the task's
@@ -37,6 +42,7 @@ import time
 import numpy as np
 
 from isaaclab_diffsim.deploy.io_spec import GAIT_LEG_LABELS, BundleMismatchError, height_scan_fields
+from isaaclab_diffsim.deploy.leapp_session import NOISE_NOT_LEAPP, LeappSession
 from isaaclab_diffsim.deploy.onnx_policy import open_bundle
 from isaaclab_diffsim.deploy.sim2sim import parse_variants, summarize
 from isaaclab_diffsim.deploy.sim2sim.variants import PUSH_INTERVAL_S
@@ -192,6 +198,7 @@ def run_diffsim(bundle, variant, commands, episode_s, seed, noise=None, device="
                 "base_lin_vel": rotate_inverse(q[:, 3:7], qd[:, 0:3]),
                 "base_ang_vel": rotate_inverse(q[:, 3:7], qd[:, 3:6]),
                 "projected_gravity": rotate_inverse(q[:, 3:7], np.tile([0.0, 0.0, -1.0], (len(q), 1))),
+                "base_quat_xyzw": q[:, 3:7],  # a LEAPP export's input; a bundle's controller uses projected_gravity
                 "joint_pos": q[:, 7:],
                 "joint_vel": qd[:, 6:],
                 "command": commands,
@@ -244,7 +251,9 @@ def run_trace(bundle, path, levels, step_s, seed, noise=None) -> list[str]:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("bundle", help="deployment bundle folder (io.yaml, policy.onnx): scripts/export.py")
+    parser.add_argument(
+        "bundle", help="deployment bundle folder (io.yaml, policy.onnx) or LEAPP export (its folder or YAML)"
+    )
     parser.add_argument("--sim", choices=("mujoco", "diffsim"), required=True)
     parser.add_argument("--variants", default="nominal")
     parser.add_argument("--episodes", type=int, default=16)
@@ -284,8 +293,10 @@ def main(argv=None):
         parser.error(f"{', '.join(given)} need --terrain")
     terrain = cells = None
     try:
-        io, _ = open_bundle(args.bundle)
+        io, session = open_bundle(args.bundle)
         scan = height_scan_fields(io) is not None
+        if isinstance(session, LeappSession) and any(v.noise for v in variants):
+            raise BundleMismatchError(NOISE_NOT_LEAPP)
         if args.terrain:
             from isaaclab_diffsim.deploy.sim2sim.bundle_terrain import bundle_terrain
 

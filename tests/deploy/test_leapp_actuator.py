@@ -27,7 +27,8 @@ def exported(tmp_path_factory):
     env = DiffVelocityEnv(env_cfg)
     policy = torch.nn.Linear(env.num_obs, 12)
     torch.nn.init.zeros_(policy.weight)
-    return env, export_leapp(env, policy, str(tmp_path_factory.mktemp("leapp")), TASK, steps=2)
+    out = str(tmp_path_factory.mktemp("leapp"))
+    return env, export_leapp(env, policy, out, TASK, env.cfg.to_dict(), "shac", steps=2)
 
 
 @pytest.mark.integration

@@ -50,7 +50,7 @@ def test_shac_leapp_pipeline_matches_env(TASK, tmp_path, one_torch_thread):
     policy = torch.nn.Sequential(torch.nn.Linear(env.num_obs, 32), torch.nn.ELU(), torch.nn.Linear(32, 12))
     with torch.no_grad():
         policy[-1].weight.mul_(0.1)
-    pipeline = export_leapp(env, policy, str(tmp_path), TASK)
+    pipeline = export_leapp(env, policy, str(tmp_path), TASK, env.cfg.to_dict(), "shac")
     assert env.leapp_node is None
 
     inference = InferenceManager(pipeline)

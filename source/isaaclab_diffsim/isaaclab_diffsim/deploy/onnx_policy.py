@@ -7,29 +7,27 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import yaml
 
-from .io_spec import OBSERVATION_TERMS, BundleMismatchError, check_env_matches, read_io
+from .descriptor import LEAPP, read_descriptor
+from .io_spec import OBSERVATION_TERMS, BundleMismatchError, check_env_matches
+from .leapp_session import LeappSession
 from .observations import concat_terms, state_terms
 
 
 def open_bundle(bundle_dir: str, env=None):
-    """``(io, session)`` of a bundle folder: its io.yaml and an onnxruntime session of its ONNX controller.
-    Raises BundleMismatchError naming the folder when it is missing, lacks a file, does not match ``env`` (when
-    given; checked before the ONNX file is read), or the ONNX file is not a readable model (truncated, corrupt)."""
+    """``(io, session)`` of a bundle folder (its io.yaml and an onnxruntime session of its ONNX controller) or of a
+    LEAPP export (the io spec in its YAML and a :class:`~.leapp_session.LeappSession` of its model); see
+    :func:`~.descriptor.read_descriptor`. Raises BundleMismatchError naming the path when it is missing, lacks a
+    file, does not match ``env`` (when given; checked before the ONNX file is read), or the ONNX file is not a
+    readable model (truncated, corrupt)."""
     import onnxruntime as ort
 
-    if not os.path.isdir(bundle_dir):
-        raise BundleMismatchError(f"{bundle_dir}: no such bundle folder (expected policy.onnx and io.yaml in it)")
-    io_path = os.path.join(bundle_dir, "io.yaml")
-    if not os.path.isfile(io_path):
-        raise BundleMismatchError(f"{bundle_dir} holds no io.yaml: not a deployment bundle (scripts/export.py)")
-    try:
-        io = read_io(io_path)
-    except (OSError, yaml.YAMLError) as err:
-        raise BundleMismatchError(f"{io_path}: cannot be read ({err})") from err
+    descriptor = read_descriptor(bundle_dir)
+    io = descriptor.spec
     if env is not None:
         check_env_matches(io, env)
+    if descriptor.kind == LEAPP:
+        return io, LeappSession(descriptor)
     onnx_path = os.path.join(bundle_dir, io["controller"]["files"]["onnx"])
     if not os.path.isfile(onnx_path):
         raise BundleMismatchError(f"{bundle_dir}: io.yaml names {onnx_path}, which does not exist")
@@ -53,6 +51,11 @@ class OnnxBundlePolicy:
 
     def __init__(self, bundle_dir: str, env):
         self.io, self.session = open_bundle(bundle_dir, env)
+        if isinstance(self.session, LeappSession):
+            raise BundleMismatchError(
+                f"{bundle_dir} is a LEAPP export: this policy runs a bundle's ONNX controller (scripts/export.py); "
+                "drive a LEAPP export with isaaclab_diffsim.deploy.Controller or scripts/deploy/sim2sim.py"
+            )
         self.takes_step = "step" in (i.name for i in self.session.get_inputs())
         """Whether the policy takes the ``step`` input (only a bundle with a gait clock does)."""
         self.env = env

@@ -5,6 +5,10 @@ joints by name to the bundle's order, assembles the observation as ``io.yaml`` d
 its own step counter (the gait clock) and returns the joint position targets for the PD drives; it keeps the last
 ``actions`` for the next observation's ``last_action`` term. A bundle that observes a height scan takes the
 ``height_scan`` measurement too and applies io.yaml's offset and clip to it.
+
+A LEAPP export (:mod:`.leapp_session`) runs the same way from the io spec in its YAML: its model takes the raw
+measurements (the base orientation as ``base_quat_xyzw``), the last actions and the step count, and computes the
+observation inside.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .io_spec import BundleMismatchError, height_scan_fields
+from .leapp_session import LeappSession
 from .observations import concat_terms, rotate_inverse
 
 MEASUREMENTS = ("base_lin_vel", "base_ang_vel", "joint_pos", "joint_vel", "command")
@@ -26,7 +31,7 @@ class Controller:
 
     - ``base_lin_vel``, ``base_ang_vel``: the base's velocity estimate in the base frame [m/s, rad/s];
     - ``projected_gravity`` (unit gravity direction in the base frame) or ``base_quat_xyzw`` (IMU orientation,
-      base to world, x y z w);
+      base to world, x y z w; a LEAPP export needs ``base_quat_xyzw``, its model's input);
     - ``joint_pos``, ``joint_vel`` [rad, rad/s]: dicts by joint name, or arrays in ``joint_order`` (io.yaml's
       ``joint_names`` by default);
     - ``command``: (vx, vy, yaw rate) in the base frame [m/s, m/s, rad/s];
@@ -34,7 +39,8 @@ class Controller:
       io.yaml's ``height_scan.pattern_xy`` (turned by the base's yaw) [m], shape (P,) or (num_robots, P).
 
     The returned targets are in ``joint_order`` (a dict by name when ``joint_pos`` was a dict). Build it from a
-    bundle folder, or from ``io`` and ``session`` of :func:`~isaaclab_diffsim.deploy.open_bundle`.
+    bundle folder or a LEAPP export (folder or YAML), or from ``io`` and ``session`` of
+    :func:`~isaaclab_diffsim.deploy.open_bundle`.
     """
 
     def __init__(self, bundle_dir=None, *, io=None, session=None, joint_order=None, num_robots: int = 1):
@@ -43,7 +49,7 @@ class Controller:
 
             io, session = open_bundle(bundle_dir)
         if io is None or session is None:
-            raise ValueError("Controller needs a bundle folder or both io and session")
+            raise ValueError("Controller needs a bundle folder, a LEAPP export, or both io and session")
         self.io, self.session = io, session
         robot = io["articulations"]["robot"]
         self.joint_names = list(robot["joint_names"])
@@ -59,14 +65,17 @@ class Controller:
         self.scales = {t["name"]: float(t["scale"]) for t in io["observations"]["policy"]}
         self.scan = height_scan_fields(io)
         """io.yaml's ``height_scan`` block (None: the controller observes no scan)."""
-        self.has_step = "step" in [i.name for i in session.get_inputs()]
+        self.leapp = isinstance(session, LeappSession)
+        """Whether ``session`` is a LEAPP export's model (raw measurements in) rather than a bundle's (obs in)."""
+        self.has_step = self.leapp or "step" in [i.name for i in session.get_inputs()]
         self.num_robots = int(num_robots)
         self.step_count = np.zeros(self.num_robots, dtype=np.int64)
         """Control steps since each robot's reset (the controller's ``step`` input)."""
         self.last_action = np.zeros((self.num_robots, len(self.joint_names)), dtype=np.float32)
         """The controller's latest ``actions`` (bundle joint order)."""
         self.last_obs: np.ndarray | None = None
-        """The latest ``obs`` input."""
+        """The latest ``obs`` input (for a LEAPP export, built as a bundle would take it; its model builds its own)."""
+        self._raw: dict[str, np.ndarray] = {}
 
     def reset(self, robots=None) -> None:
         """Start an episode (all robots, or those of the index or mask ``robots``): step 0, no previous action."""
@@ -105,7 +114,9 @@ class Controller:
         """The controller's ``obs`` input for ``measurements``, term by term in io.yaml's order."""
         scan = ("height_scan",) if self.scan is not None else ()
         missing = [k for k in MEASUREMENTS + scan if k not in measurements]
-        if not any(k in measurements for k in ORIENTATIONS):
+        if self.leapp and "base_quat_xyzw" not in measurements:
+            missing.append("base_quat_xyzw (a LEAPP export's model takes the base orientation)")
+        elif not any(k in measurements for k in ORIENTATIONS):
             missing.append(" or ".join(ORIENTATIONS))
         if missing:
             raise KeyError(f"measurements lack {missing}")
@@ -114,13 +125,19 @@ class Controller:
         else:
             quat = self._vector(measurements, "base_quat_xyzw")
             gravity = rotate_inverse(quat, np.tile(np.float32([0.0, 0.0, -1.0]), (len(quat), 1)))
+        raw = {key: self._vector(measurements, key) for key in ("base_lin_vel", "base_ang_vel", "command")}
+        raw["joint_pos"] = self._joints(measurements["joint_pos"], "joint_pos")
+        raw["joint_vel"] = self._joints(measurements["joint_vel"], "joint_vel")
+        if self.leapp:
+            raw["base_quat_xyzw"] = self._vector(measurements, "base_quat_xyzw")
+        self._raw = raw
         values = {
-            "base_lin_vel": self._vector(measurements, "base_lin_vel"),
-            "base_ang_vel": self._vector(measurements, "base_ang_vel"),
+            "base_lin_vel": raw["base_lin_vel"],
+            "base_ang_vel": raw["base_ang_vel"],
             "projected_gravity": gravity,
-            "velocity_commands": self._vector(measurements, "command"),
-            "joint_pos_rel": self._joints(measurements["joint_pos"], "joint_pos") - self.default_joint_pos,
-            "joint_vel_rel": self._joints(measurements["joint_vel"], "joint_vel"),
+            "velocity_commands": raw["command"],
+            "joint_pos_rel": raw["joint_pos"] - self.default_joint_pos,
+            "joint_vel_rel": raw["joint_vel"],
             "last_action": self.last_action,
         }
         if self.scan is not None:
@@ -131,10 +148,13 @@ class Controller:
         """One control step: joint position targets for the drives (``joint_order``; a dict when ``joint_pos``
         was one; shape (num_joints,) when the measurements were single vectors)."""
         obs = self.observation(measurements)
-        feed = {"obs": obs}
-        if self.has_step:
-            feed["step"] = self.step_count.astype(np.float32)[:, None]
-        targets, actions = self.session.run(["joint_pos_target", "actions"], feed)
+        if self.leapp:
+            targets, actions = self.session.run(self._raw, self.last_action, self.step_count)
+        else:
+            feed = {"obs": obs}
+            if self.has_step:
+                feed["step"] = self.step_count.astype(np.float32)[:, None]
+            targets, actions = self.session.run(["joint_pos_target", "actions"], feed)
         self.last_obs, self.last_action = obs, actions.copy()
         self.step_count += 1
         joint_pos = measurements["joint_pos"]

@@ -1,5 +1,6 @@
-"""Episodes of a bundle in MuJoCo: the runtime :class:`~isaaclab_diffsim.deploy.Controller` at io.yaml's dt, PD drives
-in Python every physics step; on a plane or a terrain's heightfield, the height scan by MuJoCo's ray casts."""
+"""Episodes of a bundle or a LEAPP export in MuJoCo: the runtime :class:`~isaaclab_diffsim.deploy.Controller` at
+the io spec's dt, PD drives in Python every physics step; on a plane or a terrain's heightfield, the height scan by
+MuJoCo's ray casts."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from ...assets.anymal_c_urdf import urdf_joint_limits
 from ..io_spec import BundleMismatchError
+from ..leapp_session import NOISE_NOT_LEAPP
 from ..observations import rotate_inverse
 from ..runtime import Controller
 from .actuator import DcMotor
@@ -84,6 +86,7 @@ class MujocoRunner:
             # MuJoCo's free-joint angular velocity is in the body frame already
             "base_ang_vel": qvel_base[3:6].copy(),
             "projected_gravity": rotate_inverse(quat, np.array([[0.0, 0.0, -1.0]]))[0],
+            "base_quat_xyzw": quat[0],  # what a LEAPP export takes; a bundle's controller uses projected_gravity
             "joint_pos": np.array(q),
             "joint_vel": np.array(qd),
             "command": np.asarray(command, dtype=np.float64),
@@ -100,6 +103,8 @@ class MujocoRunner:
 
         if variant.noise and self.noise is None:
             raise ValueError("the noise variant needs the runner's noise ranges")
+        if variant.noise and self.controller.leapp:
+            raise ValueError(NOISE_NOT_LEAPP)
         rng = np.random.default_rng(seed)
         friction = NOMINAL_FRICTION if variant.friction is None else variant.friction
         key = (friction, variant.payload)
