@@ -341,7 +341,7 @@ def test_trained_rough_checkpoint_bundle_runs_on_terrain_in_mujoco(tmp_path):
 def test_terrain_groups_layout_and_columns():
     """Types by column as Isaac Lab's curriculum generator lays them out (stairs up stand above their tile's border,
     stairs down below it), then levels; each group's episodes, mean tracking error and fall rate."""
-    from isaaclab_diffsim.terrains import rough_terrains_cfg, generate_terrain
+    from isaaclab_diffsim.terrains import generate_terrain, rough_terrains_cfg
     from isaaclab_diffsim.terrains.grid_groups import terrain_groups
 
     gen = rough_terrains_cfg(num_rows=2, num_cols=10)

@@ -16,9 +16,9 @@ from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 from isaaclab_diffsim.terrains import (
     HeightMap,
     TerrainLevels,
-    rough_terrains_cfg,
     grid_pattern,
     height_scan,
+    rough_terrains_cfg,
     scan_points,
     terrain_level_moves,
 )
