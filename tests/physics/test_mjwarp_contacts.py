@@ -46,3 +46,33 @@ def test_preset_buffer_holds_every_contact_of_the_anymal_scene():
 def test_buffer_overflow_raises_naming_the_field(buffers, named):
     with pytest.raises(RuntimeError, match=f"MJWarp dropped .*{named}"):
         _run_anymal("cpu", 60, **buffers)
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["DiffSim-Velocity-Flat-AnymalB", "DiffSim-Velocity-Flat-Go2", "DiffSim-Velocity-Rough-AnymalC"],
+)
+def test_every_manager_based_task_sizes_and_checks_its_mjwarp_peer(task):
+    """The tasks that keep Isaac Lab's own ``newton_mjwarp`` settings (its robot's or its rough terrain's) run them
+    with the checked manager and buffers sized for the scene; the other settings stay Isaac Lab's."""
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import isaaclab_diffsim.tasks  # noqa: F401
+    from isaaclab_diffsim.physics import CheckedMJWarpSolverCfg
+
+    peer = load_cfg_from_registry(task, "env_cfg_entry_point").sim.physics.newton_mjwarp
+    assert isinstance(peer.solver_cfg, CheckedMJWarpSolverCfg)
+    assert peer.solver_cfg.nconmax is None and peer.solver_cfg.njmax is None
+    assert peer.solver_cfg.class_type.endswith("NewtonCheckedMJWarpManager")
+    if "Rough" in task:  # Isaac Lab's rough solver settings, not the flat preset's
+        from isaaclab_tasks.core.velocity.velocity_env_cfg import RoughPhysicsCfg
+
+        isaac = RoughPhysicsCfg().newton_mjwarp.solver_cfg
+        assert (peer.solver_cfg.iterations, peer.solver_cfg.cone) == (isaac.iterations, isaac.cone)
+
+
+def test_checked_mjwarp_refuses_another_solver():
+    from isaaclab_diffsim.physics import checked_mjwarp
+
+    with pytest.raises(TypeError, match="MuJoCo Warp"):
+        checked_mjwarp(DiffSimPhysicsCfg().diffsim_hard)

@@ -8,9 +8,9 @@ first use, as Isaac Lab resolves it from ``DiffSimSolverCfg.class_type``.
 """
 
 from .diffsim_manager_cfg import DiffSimSolverCfg
-from .mjwarp_manager_cfg import CheckedMJWarpSolverCfg
+from .mjwarp_manager_cfg import CheckedMJWarpSolverCfg, checked_mjwarp
 
-__all__ = ["CheckedMJWarpSolverCfg", "DiffSimSolverCfg", "NewtonDiffSimManager"]
+__all__ = ["CheckedMJWarpSolverCfg", "DiffSimSolverCfg", "NewtonDiffSimManager", "checked_mjwarp"]
 
 
 def __getattr__(name: str):

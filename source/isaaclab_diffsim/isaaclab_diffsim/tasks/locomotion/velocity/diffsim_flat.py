@@ -9,7 +9,7 @@ from isaaclab_tasks.core.velocity import mdp
 from isaaclab_tasks.core.velocity.velocity_env_cfg import DoneTerm
 
 from isaaclab_diffsim.assets.ground_plane import ground_plane_usd_path
-from isaaclab_diffsim.physics import DiffSimSolverCfg
+from isaaclab_diffsim.physics import DiffSimSolverCfg, checked_mjwarp
 from isaaclab_diffsim.physics.presets import DiffSimPhysicsCfg
 
 
@@ -26,7 +26,8 @@ def use_diffsim_flat(
     - physics: :class:`DiffSimPhysicsCfg` presets (``physics=diffsim_smoothed`` default, ``diffsim_hard``,
       ``diffsim_soft``), colliding only the shapes ``colliders_expr`` names (the foot spheres); ``newton_mjwarp``
       keeps every collider of the asset, with the env cfg's own settings (``keep_peer``, Isaac Lab's for this robot)
-      or :class:`DiffSimPhysicsCfg`'s;
+      or :class:`DiffSimPhysicsCfg`'s, its contact buffers sized for the scene and an overflow raising
+      (:func:`~isaaclab_diffsim.physics.checked_mjwarp`);
       ``actuator_saturation`` [N m] (if given) is the DiffSim solvers' DC-motor envelope of implicit drives;
     - the robot ``robot`` at ``{ENV_REGEX_NS}/Robot``; 64 envs;
     - a local ground-plane USD (friction 1.0 like the terrain material) instead of the grid plane, and no sky light
@@ -36,7 +37,7 @@ def use_diffsim_flat(
     peer = env_cfg.sim.physics.newton_mjwarp if keep_peer else None
     env_cfg.sim.physics = DiffSimPhysicsCfg()
     if keep_peer:
-        env_cfg.sim.physics.newton_mjwarp = peer
+        env_cfg.sim.physics.newton_mjwarp = checked_mjwarp(peer)
     for preset in vars(env_cfg.sim.physics).values():  # includes ``default``, a copy of diffsim_smoothed
         if isinstance(getattr(preset, "solver_cfg", None), DiffSimSolverCfg):
             preset.solver_cfg.collider_shapes_expr = colliders_expr

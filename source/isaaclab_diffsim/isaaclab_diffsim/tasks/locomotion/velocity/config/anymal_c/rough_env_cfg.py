@@ -8,7 +8,7 @@ from isaaclab_tasks.contrib.velocity.config.anymal_c.rough_env_cfg import Anymal
 from isaaclab_tasks.core.velocity.velocity_env_cfg import DoneTerm, RoughPhysicsCfg
 
 from isaaclab_diffsim.assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG, ANYMAL_C_FOOT_COLLIDERS_EXPR
-from isaaclab_diffsim.physics import DiffSimSolverCfg
+from isaaclab_diffsim.physics import DiffSimSolverCfg, checked_mjwarp
 from isaaclab_diffsim.physics.presets import DiffSimPhysicsCfg
 
 from ...terminations import base_height_over_terrain_below
@@ -28,7 +28,8 @@ class AnymalCRoughDiffSimEnvCfg(AnymalCRoughEnvCfg):
     def __post_init__(self):
         super().__post_init__()
         self.sim.physics = DiffSimPhysicsCfg()
-        self.sim.physics.newton_mjwarp = RoughPhysicsCfg().newton_mjwarp  # Isaac Lab's rough settings for the peer
+        # the peer: Isaac Lab's rough settings, buffers sized for the scene, an overflow raising
+        self.sim.physics.newton_mjwarp = checked_mjwarp(RoughPhysicsCfg().newton_mjwarp)
         for preset in vars(self.sim.physics).values():
             if isinstance(getattr(preset, "solver_cfg", None), DiffSimSolverCfg):
                 preset.solver_cfg.collider_shapes_expr = ANYMAL_C_FOOT_COLLIDERS_EXPR
