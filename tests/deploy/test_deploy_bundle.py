@@ -155,7 +155,7 @@ def test_gym_make_without_cfg_builds_the_registered_config():
     assert type(env.cfg) is AnymalCFlatDiffEnvCfg
     assert env.cfg.kp == 80.0 and env.cfg.solver_cfg.kappa == 200.0 and env.num_obs == 48
     assert env.cfg.gait.period_s == 0.0 and env.cfg.gait.joint_swing_scale == 0.0  # no clock, no generator
-    assert env.cfg.rewards.track_lin_vel_xy_l2 == -2.0 and env.cfg.commands.rel_standing_envs == 0.4
+    assert env.cfg.rewards.track_lin_vel_xy_l2 == -1.0 and env.cfg.commands.rel_standing_envs == 0.4
     assert env.cfg.solver_cfg.contact_model == "smoothed" and env.cfg.num_envs == 2
     play = gym.make("DiffSim-Velocity-Flat-AnymalC-Direct-Play", num_envs=2, asset_source="urdf").unwrapped
     assert type(play.cfg) is AnymalCFlatDiffEnvCfg_PLAY

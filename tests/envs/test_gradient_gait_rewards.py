@@ -65,8 +65,8 @@ def test_terms_match_their_formulas():
     w_b = torch.einsum("nji,nj->ni", rot, env.qd[:, 3:6])
     assert float((v_b - lin_b).abs().max()) < 1e-6 and float((w_b - ang_b).abs().max()) < 1e-6
     cmd = env.commands
-    want_xy = -2.0 * ((cmd[:, 0] - v_b[:, 0]) ** 2 + (cmd[:, 1] - v_b[:, 1]) ** 2) * dt
-    want_yaw = -1.0 * (cmd[:, 2] - w_b[:, 2]) ** 2 * dt
+    want_xy = -1.0 * ((cmd[:, 0] - v_b[:, 0]) ** 2 + (cmd[:, 1] - v_b[:, 1]) ** 2) * dt
+    want_yaw = -0.5 * (cmd[:, 2] - w_b[:, 2]) ** 2 * dt
     height = env.q[:, 2]  # flat ground at z = 0
     want_height = torch.exp(-10.0 * (height - 0.55) ** 2) * dt
     want_upright = 0.5 * rot[:, 2, 2] * dt  # the base z axis' world z: cos of the tilt
