@@ -4,13 +4,12 @@ import pytest
 
 pytest.importorskip("leapp")
 
+from helpers.leapp_export import export_env_and_agent  # noqa: E402
 from isaaclab.actuators import DCMotorCfg  # noqa: E402
 
 from isaaclab_diffsim.assets.anymal_c_cfg import ANYMAL_C_DIFFSIM_CFG  # noqa: E402
 from isaaclab_diffsim.deploy.leapp_pipeline.actuator import deploy_actuators, read_actuator  # noqa: E402
-from isaaclab_diffsim.deploy.leapp_pipeline.shac_export import export_leapp, prepare_env_cfg_for_export  # noqa: E402
-from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv  # noqa: E402
-from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs  # noqa: E402
+from isaaclab_diffsim.deploy.leapp_pipeline.shac_export import export_leapp  # noqa: E402
 
 TASK = "DiffSim-Velocity-Flat-AnymalC-Direct"
 
@@ -21,10 +20,7 @@ def exported(tmp_path_factory):
     import torch
 
     torch.set_num_threads(1)
-    env_cfg, _ = load_task_cfgs(TASK, "shac_cfg_entry_point")
-    env_cfg.asset_source = "urdf"
-    prepare_env_cfg_for_export(env_cfg)
-    env = DiffVelocityEnv(env_cfg)
+    env = export_env_and_agent(TASK)[0]
     policy = torch.nn.Linear(env.num_obs, 12)
     torch.nn.init.zeros_(policy.weight)
     out = str(tmp_path_factory.mktemp("leapp"))

@@ -10,14 +10,14 @@ import yaml
 
 pytest.importorskip("leapp")
 
+from helpers.leapp_export import export_env_and_agent  # noqa: E402
+
 from isaaclab_diffsim.deploy import BundleMismatchError, Controller, OnnxBundlePolicy, export_bundle  # noqa: E402
 from isaaclab_diffsim.deploy.descriptor import LEAPP, load_spec, read_descriptor  # noqa: E402
 from isaaclab_diffsim.deploy.leapp_descriptor import SPEC_KEY, leapp_spec  # noqa: E402
-from isaaclab_diffsim.deploy.leapp_pipeline.shac_export import export_leapp, prepare_env_cfg_for_export  # noqa: E402
+from isaaclab_diffsim.deploy.leapp_pipeline.shac_export import export_leapp  # noqa: E402
 from isaaclab_diffsim.deploy.onnx_policy import open_bundle  # noqa: E402
 from isaaclab_diffsim.rl.shac import ShacRunner  # noqa: E402
-from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv  # noqa: E402
-from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs  # noqa: E402
 
 TASK = "DiffSim-Velocity-Flat-AnymalC-Trot-Direct"
 """The trot task: gait clock and trajectory generator inside both controllers."""
@@ -29,10 +29,7 @@ ACTION_ATOL = 1e-5
 def exports(tmp_path_factory):
     """(env, bundle folder, LEAPP YAML) of one random SHAC policy with a non-trivial normaliser."""
     torch.set_num_threads(1)
-    env_cfg, agent = load_task_cfgs(TASK, "shac_cfg_entry_point")
-    env_cfg.asset_source = "urdf"
-    prepare_env_cfg_for_export(env_cfg)
-    env = DiffVelocityEnv(env_cfg)
+    env, agent = export_env_and_agent(TASK)
     torch.manual_seed(0)
     agent.device = "cpu"
     agent.policy.actor_hidden_dims, agent.policy.critic_hidden_dims = [32, 32], [16]
