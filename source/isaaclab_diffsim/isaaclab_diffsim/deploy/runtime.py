@@ -75,7 +75,6 @@ class Controller:
         """The controller's latest ``actions`` (bundle joint order)."""
         self.last_obs: np.ndarray | None = None
         """The latest ``obs`` input (for a LEAPP export, built as a bundle would take it; its model builds its own)."""
-        self._raw: dict[str, np.ndarray] = {}
 
     def reset(self, robots=None) -> None:
         """Start an episode (all robots, or those of the index or mask ``robots``): step 0, no previous action."""
@@ -110,8 +109,9 @@ class Controller:
         clip = np.float32(self.scan["clip"])
         return np.clip(h - np.float32(self.scan["offset"]), -clip, clip)
 
-    def observation(self, measurements: dict) -> np.ndarray:
-        """The controller's ``obs`` input for ``measurements``, term by term in io.yaml's order."""
+    def _measured(self, measurements: dict) -> dict[str, np.ndarray]:
+        """The measurements as (num_robots, size) arrays, joints in the bundle's order, with the projected gravity
+        (and, for a LEAPP export, the base quaternion); KeyError naming what is missing."""
         scan = ("height_scan",) if self.scan is not None else ()
         missing = [k for k in MEASUREMENTS + scan if k not in measurements]
         if self.leapp and "base_quat_xyzw" not in measurements:
@@ -120,36 +120,45 @@ class Controller:
             missing.append(" or ".join(ORIENTATIONS))
         if missing:
             raise KeyError(f"measurements lack {missing}")
-        if "projected_gravity" in measurements:
-            gravity = self._vector(measurements, "projected_gravity")
-        else:
-            quat = self._vector(measurements, "base_quat_xyzw")
-            gravity = rotate_inverse(quat, np.tile(np.float32([0.0, 0.0, -1.0]), (len(quat), 1)))
         raw = {key: self._vector(measurements, key) for key in ("base_lin_vel", "base_ang_vel", "command")}
         raw["joint_pos"] = self._joints(measurements["joint_pos"], "joint_pos")
         raw["joint_vel"] = self._joints(measurements["joint_vel"], "joint_vel")
-        if self.leapp:
+        if "base_quat_xyzw" in measurements and (self.leapp or "projected_gravity" not in measurements):
             raw["base_quat_xyzw"] = self._vector(measurements, "base_quat_xyzw")
-        self._raw = raw
+        if "projected_gravity" in measurements:
+            raw["projected_gravity"] = self._vector(measurements, "projected_gravity")
+        else:
+            quat = raw["base_quat_xyzw"]
+            raw["projected_gravity"] = rotate_inverse(quat, np.tile(np.float32([0.0, 0.0, -1.0]), (len(quat), 1)))
+        if self.scan is not None:
+            raw["height_scan"] = self._height_scan(measurements["height_scan"])
+        return raw
+
+    def _observation(self, raw: dict[str, np.ndarray]) -> np.ndarray:
         values = {
             "base_lin_vel": raw["base_lin_vel"],
             "base_ang_vel": raw["base_ang_vel"],
-            "projected_gravity": gravity,
+            "projected_gravity": raw["projected_gravity"],
             "velocity_commands": raw["command"],
             "joint_pos_rel": raw["joint_pos"] - self.default_joint_pos,
             "joint_vel_rel": raw["joint_vel"],
             "last_action": self.last_action,
         }
         if self.scan is not None:
-            values["height_scan"] = self._height_scan(measurements["height_scan"])
+            values["height_scan"] = raw["height_scan"]
         return concat_terms(self.terms, self.scales, values)
+
+    def observation(self, measurements: dict) -> np.ndarray:
+        """The controller's ``obs`` input for ``measurements``, term by term in io.yaml's order."""
+        return self._observation(self._measured(measurements))
 
     def step(self, measurements: dict):
         """One control step: joint position targets for the drives (``joint_order``; a dict when ``joint_pos``
         was one; shape (num_joints,) when the measurements were single vectors)."""
-        obs = self.observation(measurements)
+        raw = self._measured(measurements)
+        obs = self._observation(raw)
         if self.leapp:
-            targets, actions = self.session.run(self._raw, self.last_action, self.step_count)
+            targets, actions = self.session.run(raw, self.last_action, self.step_count)
         else:
             feed = {"obs": obs}
             if self.has_step:
