@@ -12,6 +12,7 @@ to first order ``(loss(eps) - loss(0)) / eps = -||g||^2 / rms(g)``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -88,7 +89,7 @@ def gradient_direction(runner, eps: float, airborne_height: float = 0.02) -> Dir
     finally:
         runner.alg.abort_horizon()
     norm = float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads)))
-    if not norm > 0.0 or not torch.isfinite(torch.tensor(norm)):
+    if not (norm > 0.0 and math.isfinite(norm)):
         raise FloatingPointError(f"the actor loss's action gradient has norm {norm}")
     rms = norm / sum(g.numel() for g in grads) ** 0.5
     results = {}
