@@ -96,7 +96,7 @@ def ray_heights(mesh: wp.Mesh, xy: torch.Tensor) -> torch.Tensor:
 
 def test_env_builds_and_steps_on_the_terrain(env):
     n = env.num_envs
-    assert env.num_obs == 48 + 17 * 11 + 2  # flat terms, Isaac Lab's 187-point scan, the trot clock
+    assert env.num_obs == 48 + 17 * 11  # flat terms and Isaac Lab's 187-point scan; no gait clock
     types = env.model.shape_type.numpy()[env.model.shape_world.numpy() < 0]
     assert list(types) == [int(newton_mesh_type())]  # the terrain replaces the ground plane
     obs, reward, *_ = env.step(torch.zeros(n, 12))
@@ -262,7 +262,7 @@ def test_play_task_builds():
     assert not env.cfg.observations.enable_corruption
     obs = env.reset(seed=0)
     obs, reward, *_ = env.step(torch.zeros(2, 12))
-    assert obs.shape == (2, 48 + 187 + 2) and torch.isfinite(obs).all()
+    assert obs.shape == (2, 48 + 187) and torch.isfinite(obs).all()
     env.close()
 
 

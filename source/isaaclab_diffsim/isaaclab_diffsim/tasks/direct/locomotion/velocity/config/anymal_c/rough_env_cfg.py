@@ -1,18 +1,19 @@
-"""ANYmal C rough-terrain velocity tracking on the differentiable backend (direct env)."""
+"""ANYmal C rough-terrain velocity tracking on the differentiable backend (direct env): the reference-free task
+and the trot-generator task on Isaac Lab's generated terrain."""
 
 from isaaclab.utils import configclass
 
 from .......terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
 from ...recipes import use_play_settings
-from .flat_env_cfg import AnymalCFlatTrotDiffEnvCfg
+from .flat_env_cfg import AnymalCFlatDiffEnvCfg, AnymalCFlatTrotDiffEnvCfg
 
 
 @configclass
-class AnymalCRoughDiffEnvCfg(AnymalCFlatTrotDiffEnvCfg):
-    """The flat trot task's recipe (trot generator, forward commands, its randomisation) on Isaac Lab's rough
-    terrains.
+class AnymalCRoughDiffEnvCfg(AnymalCFlatDiffEnvCfg):
+    """The reference-free flat task (:class:`AnymalCFlatDiffEnvCfg`: no trajectory generator, no gait clock,
+    omnidirectional commands with standing envs, 1024 envs) on Isaac Lab's rough terrains.
 
-    What differs from :class:`AnymalCFlatTrotDiffEnvCfg`:
+    What differs from :class:`AnymalCFlatDiffEnvCfg`:
 
     - ``terrain``: Isaac Lab's ``ROUGH_TERRAINS_CFG`` (stairs up and down, boxes, random rough, slopes up and down)
       on Isaac Lab's 10 levels x 20 columns, generated with the env's seed, as a static mesh collider; envs start
@@ -20,9 +21,10 @@ class AnymalCRoughDiffEnvCfg(AnymalCFlatTrotDiffEnvCfg):
     - ``height_scan``: Isaac Lab's 1.6 x 1.0 m grid at 0.1 m (187 points) appended to the observation;
     - ``events.ground_friction`` stays 0.3 on the terrain (the flat task's effective 0.3-1.2).
 
-    The model is built by Isaac Lab as the flat task's (``asset_source="isaaclab"``), its ``TerrainImporter``
-    generating the terrain in place of the ground plane; ``env.asset_source=urdf`` uses our builder with the same
-    terrain (several envs per process).
+    Heights in the rewards and terminations (base height, foot lift) are taken above the terrain below them. The
+    model is built by Isaac Lab as the flat task's (``asset_source="isaaclab"``), its ``TerrainImporter`` generating
+    the terrain in place of the ground plane; ``env.asset_source=urdf`` uses our builder with the same terrain.
+    The trot-generator recipe on the same terrain is ``DiffSim-Velocity-Rough-AnymalC-Trot-Direct``.
     """
 
     terrain: DiffTerrainCfg | None = DiffTerrainCfg()
@@ -31,6 +33,27 @@ class AnymalCRoughDiffEnvCfg(AnymalCFlatTrotDiffEnvCfg):
 
 @configclass
 class AnymalCRoughDiffEnvCfg_PLAY(AnymalCRoughDiffEnvCfg):
+    """Evaluation: the flat ``-Play`` settings (:func:`use_play_settings`); every terrain level at startup; 64 envs."""
+
+    num_envs: int = 64
+
+    def __post_init__(self):
+        super().__post_init__()
+        use_play_settings(self)
+        self.terrain.max_init_terrain_level = None
+
+
+@configclass
+class AnymalCRoughTrotDiffEnvCfg(AnymalCFlatTrotDiffEnvCfg):
+    """The flat trot task's recipe (:class:`AnymalCFlatTrotDiffEnvCfg`: trot generator, gait clock, forward
+    commands, 64 envs) on the terrain and with the height scan of :class:`AnymalCRoughDiffEnvCfg`."""
+
+    terrain: DiffTerrainCfg | None = DiffTerrainCfg()
+    height_scan: DiffHeightScanCfg | None = DiffHeightScanCfg()
+
+
+@configclass
+class AnymalCRoughTrotDiffEnvCfg_PLAY(AnymalCRoughTrotDiffEnvCfg):
     """Evaluation: the flat ``-Play`` settings (:func:`use_play_settings`); every terrain level at startup."""
 
     def __post_init__(self):

@@ -74,3 +74,10 @@ class AnymalCFlatTrotDiffPPORunnerCfg(AnymalCFlatDiffPPORunnerCfg):
     """The flat task's PPO configuration on the trot-generator task (its own experiment folder)."""
 
     experiment_name = "anymal_c_flat_trot_diffsim"
+
+
+@configclass
+class AnymalCRoughTrotDiffPPORunnerCfg(AnymalCRoughDiffPPORunnerCfg):
+    """The rough task's PPO configuration on the rough trot task (its own experiment folder)."""
+
+    experiment_name = "anymal_c_rough_trot_diffsim"

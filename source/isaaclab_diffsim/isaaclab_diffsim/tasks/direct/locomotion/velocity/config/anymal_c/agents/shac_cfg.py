@@ -32,7 +32,14 @@ class AnymalCFlatShacRunnerCfg(AnymalCFlatTrotShacRunnerCfg):
 
 
 @configclass
-class AnymalCRoughShacRunnerCfg(AnymalCFlatTrotShacRunnerCfg):
-    """The flat trot task's SHAC configuration on the rough task (its own experiment folder)."""
+class AnymalCRoughShacRunnerCfg(AnymalCFlatShacRunnerCfg):
+    """The reference-free flat task's SHAC configuration on the rough task (its own experiment folder)."""
 
     experiment_name: str = "anymal_c_rough_diffsim"
+
+
+@configclass
+class AnymalCRoughTrotShacRunnerCfg(AnymalCFlatTrotShacRunnerCfg):
+    """The flat trot task's SHAC configuration on the rough trot task (its own experiment folder)."""
+
+    experiment_name: str = "anymal_c_rough_trot_diffsim"
