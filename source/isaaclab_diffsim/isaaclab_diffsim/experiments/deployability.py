@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..deploy.sim2sim.variants import Variant, parse_variant
+from .recipe import seeds_cell
 
 SIMS = ("mujoco", "diffsim")
 SIM_TITLES = {"mujoco": "MuJoCo", "diffsim": "our hard contact model"}
@@ -56,13 +57,6 @@ def in_goal(variant: Variant) -> bool:
     )
 
 
-def _cell(per_seed: np.ndarray, fmt: str) -> str:
-    if len(per_seed) > 1:
-        values = ", ".join(fmt.format(v) for v in per_seed)
-        return f"{fmt.format(per_seed.mean())} +- {fmt.format(per_seed.std())} ({values})"
-    return fmt.format(per_seed.mean()) if len(per_seed) else "-"
-
-
 def sim_table(exp: dict, results: dict, sim: str) -> tuple[str, dict]:
     """Markdown table of ``sim``: one row per (run, variant), the columns of :data:`COLUMNS`; ``results`` maps
     (run, seed, sim) to sim2sim.py's JSON. Returns the table and its numbers {run: {variant: {column: per seed}}}."""
@@ -77,7 +71,7 @@ def sim_table(exp: dict, results: dict, sim: str) -> tuple[str, dict]:
                     [factor * results[(run, s, sim)]["variants"][variant].get(key, np.nan) for s in seeds], dtype=float
                 )
                 numbers.setdefault(run, {}).setdefault(variant, {})[label] = per_seed.tolist()
-                cells.append(_cell(per_seed, fmt))
+                cells.append(seeds_cell(per_seed, fmt))
             rows.append(f"| {run} | {variant} | {', '.join(map(str, seeds))} | " + " | ".join(cells) + " |")
     return "\n".join(rows), numbers
 

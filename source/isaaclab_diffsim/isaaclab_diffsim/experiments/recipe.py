@@ -24,6 +24,14 @@ def _mean(values) -> float:
     return float(np.mean(values)) if len(values) else float("nan")
 
 
+def seeds_cell(per_seed: np.ndarray, fmt: str) -> str:
+    """A table cell of per-seed values: ``mean +- std (v1, v2, ..)``, the value alone for one seed, ``-`` for none."""
+    if len(per_seed) > 1:
+        values = ", ".join(fmt.format(v) for v in per_seed)
+        return f"{fmt.format(per_seed.mean())} +- {fmt.format(per_seed.std())} ({values})"
+    return fmt.format(per_seed.mean()) if len(per_seed) else "-"
+
+
 def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]:
     """Markdown table: per run, mean +- std over its seeds of each seed's value (per-seed values in brackets)."""
     header = "| run | factor | seeds | " + " | ".join(c for c, _, _ in COLUMNS) + " |"
@@ -34,13 +42,7 @@ def summarize(exp: dict, evals: dict[tuple[str, int], dict]) -> tuple[str, dict]
         for label, fn, fmt in COLUMNS:
             per_seed = np.array([fn(evals[(run, s)]["models"]["hard"]) for s in seeds], dtype=float)
             numbers.setdefault(run, {})[label] = per_seed.tolist()
-            if len(per_seed) > 1:
-                cells.append(
-                    f"{fmt.format(per_seed.mean())} +- {fmt.format(per_seed.std())} "
-                    f"({', '.join(fmt.format(v) for v in per_seed)})"
-                )
-            else:
-                cells.append(fmt.format(per_seed.mean()))
+            cells.append(seeds_cell(per_seed, fmt))
         size = [f"`{spec['task']}`"] if "task" in spec else []
         size += ["PPO"] if spec.get("algo") == "ppo" else []
         size += [f"{spec['iterations']} iterations"] if "iterations" in spec else []
