@@ -5,6 +5,11 @@ Every run trains with the experiment's ``base_overrides`` plus its own, on its s
 events and commands (``env.events.*``, ``env.commands.*``: the -Play task's, no pushes or kicks, no standing
 envs) and reports tracking, falls, the gait measures and the drift under a zero command. A run may name its own
 ``task`` and ``eval_task`` (default: the experiment's), e.g. one run per robot.
+
+With a ``terrain_eval`` mapping (``{num_envs, seed}``, rough tasks) each (run, seed) also gets
+``scripts/experiments/evaluate_terrain.py`` (falls and tracking per sub-terrain type and level, on the terrain of
+that seed, the same for every run) and, for SHAC runs, ``scripts/experiments/terrain_levels.py`` (the level
+distribution at each checkpoint); two more tables show them.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import os
 
 from isaaclab_diffsim.experiments.recipe import summarize
+from isaaclab_diffsim.experiments.terrain import curriculum_table, terrain_table
 
 from .context import ExperimentContext
 from .jobs import Job, python, run_and_load, run_jobs
@@ -36,6 +42,31 @@ def run_tasks(exp: dict, spec: dict) -> tuple[str, str]:
     if "task" in spec:
         return spec["task"], spec.get("eval_task", spec["task"] + "-Play")
     return exp["task"], spec.get("eval_task", exp.get("eval_task"))
+
+
+def terrain_eval(exp: dict) -> dict | None:
+    """The experiment's ``terrain_eval`` as ``{"num_envs", "seed"}`` (None without one); ValueError naming the field
+    for a bad value."""
+    spec = exp.get("terrain_eval")
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise ValueError(f"terrain_eval must be a mapping {{num_envs: <int>, seed: <int>}}, got {spec!r}")
+    unknown = sorted(set(spec) - {"num_envs", "seed"})
+    if unknown:
+        raise ValueError(f"terrain_eval: unknown field(s) {unknown} (known: num_envs, seed)")
+    for name, low in (("num_envs", 1), ("seed", 0)):
+        value = spec.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"terrain_eval.{name} must be an integer >= {low}, got {value!r}")
+    return {"num_envs": spec["num_envs"], "seed": spec["seed"]}
+
+
+def play_overrides(exp: dict, run: str) -> list[str]:
+    """The run's ``env.*`` overrides for its evaluations: the policy's MDP and rewards, not the training events or
+    commands (the -Play task sets its own: no pushes, no kicks, no standing envs)."""
+    play_own = ("env.events.", "env.commands.")
+    return [o for o in run_overrides(exp, exp["runs"][run]) if o.startswith("env.") and not o.startswith(play_own)]
 
 
 def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Job]:
@@ -63,11 +94,6 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
     jobs = {}
     for (run, seed), tjob in trained.items():
         directory = os.path.join(tjob.directory, "locomotion")
-        # the policy's MDP and rewards, not the training events or commands: the -Play task sets its own (no pushes,
-        # no kicks, no standing envs)
-        overrides = run_overrides(exp, exp["runs"][run])
-        play_own = ("env.events.", "env.commands.")
-        env_overrides = [o for o in overrides if o.startswith("env.") and not o.startswith(play_own)]
         argv = [
             python(),
             os.path.join(ctx.repo, "scripts", "experiments", "evaluate_locomotion.py"),
@@ -85,19 +111,85 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
             str(exp["gait_command"]),
             "--out",
             os.path.join(directory, "locomotion.json"),
-            *env_overrides,
+            *play_overrides(exp, run),
         ]
         jobs[(run, seed)] = Job(f"evaluate {run} seed {seed}", directory, argv)
     return jobs
 
 
+def terrain_jobs(
+    ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict
+) -> tuple[dict, dict]:
+    """({(run, seed): evaluate_terrain.py job}, {(run, seed): terrain_levels.py job}); the latter for SHAC runs only
+    (their checkpoints store the envs' levels). ``settings``: :func:`terrain_eval`'s."""
+    scripts = os.path.join(ctx.repo, "scripts", "experiments")
+    evals, levels = {}, {}
+    for (run, seed), tjob in trained.items():
+        spec = exp["runs"][run]
+        directory = os.path.join(tjob.directory, "terrain")
+        argv = [
+            python(),
+            os.path.join(scripts, "evaluate_terrain.py"),
+            "--task",
+            run_tasks(exp, spec)[1],
+            "--algo",
+            run_algo(spec),
+            "--checkpoint",
+            trained_checkpoint(tjob),
+            "--num_envs",
+            str(settings["num_envs"]),
+            "--seed",
+            str(settings["seed"]),
+            "--device",
+            ctx.size["device"],
+            "--out",
+            os.path.join(directory, "eval_terrain.json"),
+            *play_overrides(exp, run),
+        ]
+        evals[(run, seed)] = Job(f"evaluate per terrain {run} seed {seed}", directory, argv)
+        if run_algo(spec) == "shac":
+            directory = os.path.join(tjob.directory, "terrain_levels")
+            argv = [
+                python(),
+                os.path.join(scripts, "terrain_levels.py"),
+                tjob.info["run_dir"],
+                "--out",
+                os.path.join(directory, "terrain_levels.json"),
+            ]
+            levels[(run, seed)] = Job(f"terrain levels {run} seed {seed}", directory, argv)
+    return evals, levels
+
+
+def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
+    """Run the terrain jobs; ``{"tables": [per terrain, curriculum], "terrain": numbers, "curriculum": numbers}``."""
+    eval_jobs, level_jobs = terrain_jobs(ctx, exp, trained, settings)
+    evals = run_and_load(eval_jobs, ctx.size["parallel_jobs"], "eval_terrain.json")
+    records = run_and_load(level_jobs, ctx.size["parallel_jobs"], "terrain_levels.json")
+    per_terrain, terrain_numbers = terrain_table(exp, evals)
+    curriculum, curriculum_numbers = curriculum_table(exp, records)
+    tables = [
+        "Per terrain (`scripts/experiments/evaluate_terrain.py`): each run's final checkpoint on its evaluation "
+        f"task in hard contact, the first episode of each of {settings['num_envs']} envs on the terrain of seed "
+        f"{settings['seed']} (the same terrain for every run and seed), grouped by the sub-terrain type and by "
+        "the level the env started on; falls [%] and tracking error [m/s] as mean +- std over the run's seeds "
+        "(per seed in brackets), episodes summed over the seeds. `all`: every episode.\n\n" + per_terrain,
+        "Terrain-level curriculum (`scripts/experiments/terrain_levels.py`, SHAC runs): the share of the "
+        "training envs at each level [%] and their mean level, stored in the checkpoints; the first, the first "
+        "at or after every 100 iterations, and the last.\n\n" + curriculum,
+    ]
+    return {"tables": tables if records else tables[:1], "terrain": terrain_numbers, "curriculum": curriculum_numbers}
+
+
 def run(ctx: ExperimentContext, exp: dict) -> dict:
+    settings = terrain_eval(exp)  # refused before any training
     trained = training_jobs(ctx, exp)
     run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
     loaded = run_and_load(evaluation_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], "locomotion.json")
     table, numbers = summarize(exp, loaded)
+    terrain = terrain_tables(ctx, exp, trained, settings) if settings is not None else {}
+    terrain_text = terrain.pop("tables", [])
     base = " ".join(f"`{o}`" for o in exp.get("base_overrides", [])) or "none"
-    return {
+    result = {
         "tables": [
             f"Each run: SHAC (PPO where the factor says so) on `{exp['task']}` (or the run's task) with the base "
             f"overrides {base} plus "
@@ -107,9 +199,11 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
             f"commands); gait measures over 10 s at {exp['gait_command']} m/s forward (envs that did not fall, first "
             "2 s dropped): the dominant period of the joint trajectories and their autocorrelation there, "
             "touchdowns per foot per second, mean air phase, highest foot lift; stand drift: base displacement "
-            "over 10 s at a zero command.\n\n" + table
+            "over 10 s at a zero command.\n\n" + table,
+            *terrain_text,
         ],
         "numbers": numbers,
         "training_wall_s": {f"{r} seed {s}": job.result()["wall_s"] for (r, s), job in trained.items()},
         "checkpoints": {f"{r} seed {s}": trained_checkpoint(job) for (r, s), job in trained.items()},
     }
+    return {**result, **terrain}

@@ -1,0 +1,227 @@
+"""The rough-terrain results of the recipe experiments: the terrain-level record and terrain_levels.py on synthetic
+checkpoints, the per-terrain and curriculum tables, the ``terrain_eval`` config and the jobs it adds."""
+
+import json
+import os
+
+import pytest
+import terrain_levels
+import torch
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+from orchestration.context import ExperimentContext
+from orchestration.jobs import Job
+from orchestration.recipe import terrain_eval, terrain_jobs, terrain_tables
+
+from isaaclab_diffsim.experiments.terrain import curriculum_table, level_record, picked_checkpoints, terrain_table
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_level_record_fractions_and_mean():
+    levels = torch.tensor([0, 0, 1, 3, 3, 3])
+    record = level_record([(100, 2000, levels, 4), (50, 1000, torch.zeros(6, dtype=torch.long), 4)])
+    assert record["num_levels"] == 4
+    first, second = record["checkpoints"]  # sorted by iteration
+    assert (first["iteration"], first["samples"], first["mean_level"]) == (50, 1000, 0.0)
+    assert first["fractions"] == [1.0, 0.0, 0.0, 0.0]
+    assert second["mean_level"] == pytest.approx(10 / 6)
+    assert second["fractions"] == pytest.approx([2 / 6, 1 / 6, 0.0, 3 / 6])
+    assert sum(second["fractions"]) == pytest.approx(1.0)
+
+
+def test_level_record_refuses_flat_and_bad_checkpoints():
+    with pytest.raises(ValueError, match="no checkpoint"):
+        level_record([])
+    with pytest.raises(ValueError, match="iteration 50 has no terrain levels"):
+        level_record([(50, 1, torch.zeros(4, dtype=torch.long), None)])  # flat: no generator
+    with pytest.raises(ValueError, match="outside 0..3"):
+        level_record([(50, 1, torch.tensor([0, 4]), 4)])
+    with pytest.raises(ValueError, match="has 5 levels, an earlier one 4"):
+        level_record([(50, 1, torch.tensor([0]), 4), (100, 2, torch.tensor([0]), 5)])
+
+
+def _checkpoint(path, iteration, levels, num_rows=4):
+    terrain = None if num_rows is None else {"generator": {"num_rows": num_rows, "num_cols": 2}}
+    torch.save(
+        {
+            "iter": iteration,
+            "total_samples": 64 * iteration,
+            "env_state": {"terrain_level": torch.tensor(levels)},
+            "env_cfg": {"terrain": terrain},
+        },
+        path,
+    )
+
+
+def test_terrain_levels_script_end_to_end(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    _checkpoint(run / "model_100.pt", 100, [0, 1, 1, 2])
+    _checkpoint(run / "model_50.pt", 50, [0, 0, 0, 0])
+    _checkpoint(run / "model_120_interrupted.pt", 120, [3, 3, 3, 3])  # left out
+    out = tmp_path / "out" / "terrain_levels.json"
+    terrain_levels.main([str(run), "--out", str(out)])
+    record = json.loads(out.read_text())
+    assert record["num_levels"] == 4 and record["run_dir"] == str(run)
+    assert [c["iteration"] for c in record["checkpoints"]] == [50, 100]
+    assert [c["samples"] for c in record["checkpoints"]] == [3200, 6400]
+    assert [c["mean_level"] for c in record["checkpoints"]] == [0.0, 1.0]
+    assert record["checkpoints"][1]["fractions"] == [0.25, 0.5, 0.25, 0.0]
+    assert "iteration   100: mean level 1.000" in capsys.readouterr().out
+
+
+def test_terrain_levels_script_errors_in_one_line(tmp_path):
+    out = str(tmp_path / "levels.json")
+    with pytest.raises(SystemExit, match="no model_<iteration>.pt checkpoint in"):
+        terrain_levels.main([str(tmp_path), "--out", out])
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    _checkpoint(flat / "model_50.pt", 50, [0, 0], num_rows=None)
+    with pytest.raises(SystemExit, match=r"flat.*iteration 50 has no terrain levels \(a flat task\?\)") as err:
+        terrain_levels.main([str(flat), "--out", out])
+    assert "\n" not in str(err.value) and not os.path.exists(out)
+
+
+def _groups(falls, tracking):
+    """evaluate_terrain.py's groups: two types of 4 and 2 episodes, levels 0, 1 and 10."""
+    return {
+        "type pyramid_stairs": {"episodes": 4, "tracking_error": tracking, "fall_rate": falls},
+        "type boxes": {"episodes": 2, "tracking_error": 0.5, "fall_rate": 1.0},
+        "level 10": {"episodes": 1, "tracking_error": 0.9, "fall_rate": 1.0},
+        "level 0": {"episodes": 3, "tracking_error": tracking, "fall_rate": falls},
+        "level 1": {"episodes": 2, "tracking_error": 0.2, "fall_rate": 0.5},
+    }
+
+
+def test_terrain_table_per_group_and_run_over_seeds():
+    exp = {"seeds": [1], "runs": {"a": {"seeds": [1, 2]}, "b": {}}}
+    evals = {
+        ("a", 1): {"summary": "", "groups": _groups(0.25, 0.2)},
+        ("a", 2): {"summary": "", "groups": _groups(0.75, 0.4)},
+        ("b", 1): {"summary": "", "groups": _groups(0.0, 0.1)},
+    }
+    table, numbers = terrain_table(exp, evals)
+    lines = table.splitlines()
+    assert lines[0] == "| terrain | run | seeds | episodes | falls [%] | tracking error [m/s] |"
+    assert lines[2] == "| all | a | 1, 2 | 12 | 66.7 +- 16.7 (50.0, 83.3) | 0.367 +- 0.067 (0.300, 0.433) |"
+    assert lines[3] == "| all | b | 1 | 6 | 33.3 | 0.233 |"
+    assert (
+        lines[4] == "| type pyramid_stairs (stairs down) | a | 1, 2 | 8 | 50.0 +- 25.0 (25.0, 75.0) | "
+        "0.300 +- 0.100 (0.200, 0.400) |"
+    )
+    assert [ln.split(" | ")[0] for ln in lines[2::2]] == [
+        "| all",
+        "| type pyramid_stairs (stairs down)",
+        "| type boxes",
+    ] + [f"| level {k}" for k in (0, 1, 10)]
+    assert numbers["a"]["level 0"]["falls [%]"] == [25.0, 75.0]
+    assert numbers["b"]["type boxes"]["tracking error [m/s]"] == [0.5]
+
+
+def test_curriculum_table_picks_a_handful_of_checkpoints():
+    assert picked_checkpoints(list(range(50, 501, 50))) == [50, 100, 200, 300, 400, 500]
+    assert picked_checkpoints([30, 90, 130, 170, 260]) == [30, 130, 260]
+    record = level_record([(it, 1000 * it, torch.full((4,), min(it // 100, 2)), 3) for it in range(50, 301, 50)])
+    table, numbers = curriculum_table({"seeds": [7], "runs": {"a": {}}}, {("a", 7): record})
+    lines = table.splitlines()
+    assert lines[0] == "| run | seed | iteration | samples [M] | mean level | level 0 [%] | level 1 [%] | level 2 [%] |"
+    assert [ln.split(" | ")[2] for ln in lines[2:]] == ["50", "100", "200", "300"]
+    assert lines[3] == "| a | 7 | 100 | 0.10 | 1.00 | 0.0 | 100.0 | 0.0 |"
+    assert numbers["a seed 7"]["iteration"] == [50, 100, 150, 200, 250, 300]
+    assert numbers["a seed 7"]["mean_level"] == [0.0, 1.0, 1.0, 2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ([120, 71], "terrain_eval must be a mapping"),
+        ({"num_envs": 120, "seed": 71, "envs": 3}, r"unknown field\(s\) \['envs'\]"),
+        ({"num_envs": 0, "seed": 71}, "terrain_eval.num_envs must be an integer >= 1, got 0"),
+        ({"num_envs": "120", "seed": 71}, "terrain_eval.num_envs must be an integer >= 1, got '120'"),
+        ({"num_envs": 120}, "terrain_eval.seed must be an integer >= 0, got None"),
+        ({"num_envs": 120, "seed": 1.5}, "terrain_eval.seed must be an integer >= 0, got 1.5"),
+    ],
+)
+def test_terrain_eval_config_is_validated(value, message):
+    with pytest.raises(ValueError, match=message):
+        terrain_eval({"terrain_eval": value})
+
+
+@pytest.mark.parametrize("name", ["rough_scale", "rough_walking"])
+def test_rough_experiments_evaluate_per_terrain(name):
+    with initialize_config_dir(config_dir=os.path.join(REPO, "configs"), version_base="1.3"):
+        exp = OmegaConf.to_container(compose(config_name="run", overrides=[f"experiment={name}"]).experiment)
+    assert terrain_eval(exp) == {"num_envs": 120, "seed": 71}
+    assert terrain_eval({}) is None
+
+
+def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
+    exp = {
+        "task": "T",
+        "eval_task": "T-Play",
+        "seeds": [1],
+        "base_overrides": ["env.kp=80.0", "env.events.push=0"],
+        "runs": {"shac": {"overrides": ["env.commands.standing=0.1"]}, "ppo": {"algo": "ppo"}},
+    }
+    trained = {}
+    for run in exp["runs"]:
+        directory = tmp_path / run / "seed1"
+        (directory / "run").mkdir(parents=True)
+        (directory / "run" / "model_500.pt").write_bytes(b"")
+        trained[(run, 1)] = Job(f"train {run}", str(directory), [], {"run_dir": str(directory / "run")})
+    ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
+    evals, levels = terrain_jobs(ctx, exp, trained, {"num_envs": 120, "seed": 71})
+    argv = evals[("shac", 1)].argv
+    assert argv[1].endswith("scripts/experiments/evaluate_terrain.py")
+    assert argv[2:] == [
+        "--task",
+        "T-Play",
+        "--algo",
+        "shac",
+        "--checkpoint",
+        str(tmp_path / "shac" / "seed1" / "run" / "model_500.pt"),
+        "--num_envs",
+        "120",
+        "--seed",
+        "71",
+        "--device",
+        "cpu",
+        "--out",
+        str(tmp_path / "shac" / "seed1" / "terrain" / "eval_terrain.json"),
+        "env.kp=80.0",
+    ]
+    assert evals[("ppo", 1)].argv[evals[("ppo", 1)].argv.index("--algo") + 1] == "ppo"
+    assert list(levels) == [("shac", 1)]  # rsl_rl's checkpoints hold no levels
+    assert levels[("shac", 1)].argv[1:] == [
+        os.path.join(REPO, "scripts", "experiments", "terrain_levels.py"),
+        str(tmp_path / "shac" / "seed1" / "run"),
+        "--out",
+        str(tmp_path / "shac" / "seed1" / "terrain_levels" / "terrain_levels.json"),
+    ]
+
+
+def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
+    exp = {"task": "T", "eval_task": "T-Play", "seeds": [1], "runs": {"shac": {}}}
+    directory = tmp_path / "shac" / "seed1"
+    (directory / "run").mkdir(parents=True)
+    _checkpoint(directory / "run" / "model_50.pt", 50, [0, 1, 1, 1])
+    trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
+    ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
+    settings = {"num_envs": 6, "seed": 71}
+    evals, levels = terrain_jobs(ctx, exp, trained, settings)
+    for job, name, content in (
+        (evals[("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(0.5, 0.3)}),
+        (levels[("shac", 1)], "terrain_levels.json", level_record([(50, 3200, torch.tensor([0, 1, 1, 1]), 2)])),
+    ):  # completed jobs (done.json with their command) are reused, not run
+        os.makedirs(job.directory)
+        with open(os.path.join(job.directory, name), "w") as f:
+            json.dump(content, f)
+        with open(job.done_path, "w") as f:
+            json.dump({"argv": job.argv, "wall_s": 1.0}, f)
+    out = terrain_tables(ctx, exp, trained, settings)
+    per_terrain, curriculum = out["tables"]
+    assert "6 envs on the terrain of seed 71" in per_terrain and "| all | shac | 1 | 6 | 66.7 | 0.367 |" in per_terrain
+    assert "| shac | 1 | 50 | 0.00 | 0.75 | 25.0 | 75.0 |" in curriculum
+    assert out["curriculum"] == {"shac seed 1": {"iteration": [50], "mean_level": [0.75]}}
+    assert out["terrain"]["shac"]["level 10"]["falls [%]"] == [100.0]
