@@ -135,6 +135,8 @@ def train_shac(env, agent_cfg, log_dir, args):
     if args.resume:
         runner.load(args.resume)  # every rank (each restores its own RNG/env state when the file holds it)
         print(f"[train] resumed from {args.resume} at iteration {runner.current_learning_iteration}")
+    elif agent_cfg.warm_start:
+        runner.warm_start(agent_cfg.warm_start)
     runner.learn()  # up to max_iterations in total
     if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
@@ -179,7 +181,8 @@ def main():
 
 
 def preflight(args, env_cfg, agent_cfg) -> None:
-    """Everything that can be checked before the env is built: the checkpoint to resume and the run folder."""
+    """Everything that can be checked before the env is built: the checkpoint to resume or warm start from and the
+    run folder."""
     args.resume = resolve_resume(args.resume, args.log_dir)
     if args.resume is None:
         args.resume = resume_path(args, agent_cfg)
@@ -188,6 +191,9 @@ def preflight(args, env_cfg, agent_cfg) -> None:
             print(f"[train] resume: differs from the checkpoint's settings: {line}", flush=True)
     if args.log_dir:
         refuse_overwrite(args.log_dir, args.resume)
+    warm = getattr(agent_cfg, "warm_start", None)
+    if warm and args.resume is None and not os.path.isfile(warm):
+        raise SystemExit(f"[train] error: agent.warm_start: no checkpoint file {warm}")
 
 
 def run(args, rank: int) -> None:

@@ -46,6 +46,7 @@ from .resolve import resolve_class
 from .shac import SHAC, sync_device
 from .shac_cfg import ShacRunnerCfg
 from .state import detached, rng_states, set_rng_states, to_cpu, to_device
+from .warm_start import source_observations, widened_state
 
 
 class ShacRunner:
@@ -83,7 +84,7 @@ class ShacRunner:
         state, so all ranks call :meth:`save` at the same points."""
 
         obs = self.env.reset()
-        num_obs = int(getattr(env, "num_obs", obs.shape[-1]))
+        num_obs = self.num_obs = int(getattr(env, "num_obs", obs.shape[-1]))
         alg_class: type[SHAC] = resolve_class(cfg.algorithm.class_name)
         self.alg = alg_class(
             num_obs=num_obs,
@@ -457,6 +458,20 @@ class ShacRunner:
             self.env.set_state(to_device(own["env_state"], self.env.device))
         self.last_checkpoint = self.last_good_checkpoint = path
         return state.get("infos")
+
+    def warm_start(self, path: str) -> None:
+        """Start this (fresh) run's actor, critic and normaliser from checkpoint ``path`` of a task whose observation
+        is the first part of this one's (:mod:`.warm_start`: extra inputs get zero weights). Optimisers, iteration
+        count, RNG and env state stay this run's. Raises CheckpointError naming the file if it does not fit."""
+        state = load_checkpoint(path, self.CHECKPOINT_KEYS, "SHAC runner", map_location=self.device)
+        own = self.alg.state_dict()
+        try:
+            source_obs = source_observations(state, own, self.num_obs)
+            widened = widened_state(state, own, source_obs, self.num_obs)
+        except ValueError as err:
+            raise checkpoint_error(path, str(err)) from err
+        self.alg.load_state_dict(widened, load_optimizer=False)
+        print(f"[SHAC] warm start from {path}: {source_obs} of {self.num_obs} observations, the rest at zero weight")
 
     # ------------------------------------------------------------------ inference, export
 

@@ -77,6 +77,7 @@ _RUNNER_RULES = {
     "capture_grad_norm": optional(Rule("a number >= 0", lambda v: is_real(v) and v >= 0)),  # inf: non-finite ones only
     "logger": Rule("'tensorboard' (the only logger of this runner)", lambda v: v == "tensorboard"),
     "resume": boolean,
+    "warm_start": optional(Rule("a checkpoint file path", lambda v: isinstance(v, str) and v != "")),
 }
 
 
@@ -324,6 +325,11 @@ class ShacRunnerCfg:
     load_checkpoint: str = "model_.*.pt"
     """Checkpoint file to resume from; regex, the latest matching file is taken (natural order, as in isaaclab_rl;
     ``model_<it>_interrupted.pt`` sorts after ``model_<it>.pt``)."""
+
+    warm_start: str | None = None
+    """A checkpoint of another task whose policy observation is the first part of this task's (the flat task's for
+    the rough task): a fresh run's actor, critic and normaliser start from it, the extra inputs at zero weight
+    (:meth:`ShacRunner.warm_start`). Ignored when resuming. None: fresh networks."""
 
     kappa_schedule: KappaScheduleCfg = KappaScheduleCfg()
     """The smoothed contact model's kappa over the iterations (off by default: the env's ``solver_cfg.kappa``). When
