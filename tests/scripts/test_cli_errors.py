@@ -77,6 +77,16 @@ def test_train_refuses_zero_iterations_and_a_missing_gpu(tmp_path):
     assert not any(tmp_path.iterdir()), "a refused command created a run folder"
 
 
+def test_train_refuses_a_missing_warm_start_checkpoint(tmp_path):
+    missing = str(tmp_path / "flat" / "model_500.pt")
+    refused(
+        tool("train.py", f"agent.warm_start={missing}", "--log_root", str(tmp_path / "logs")),
+        "agent.warm_start",
+        missing,
+    )
+    assert not (tmp_path / "logs").exists(), "a refused command created a run folder"
+
+
 def test_train_resume_checks_come_before_the_env(tmp_path):
     ppo = fake_checkpoint(tmp_path / "ppo.pt", PPO_KEYS)
     refused(tool("train.py", "--resume", str(ppo), "--log_root", str(tmp_path / "logs")), "--algo ppo")
