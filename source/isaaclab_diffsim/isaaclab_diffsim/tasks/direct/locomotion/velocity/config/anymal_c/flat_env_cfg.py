@@ -48,8 +48,7 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
       every short first step). With Isaac Lab's rewards and no generator the policy crouches and shuffles at any
       scale (docs/results.md "recipe").
     - commands: Isaac Lab's omnidirectional ranges and heading commands, 40 % standing envs (Isaac Lab: 2 %) and
-      ``stand_still`` -2: at 20 % and -1 the policy steps in place under a zero command (docs/results.md "walking");
-      with the foot lift, ``stand_still_feet_height`` -10 as well (docs/results.md "standing_lift").
+      ``stand_still`` -2: at 20 % and -1 the policy steps in place under a zero command (docs/results.md "walking").
     - ``kp=80``: at ANYdrive's kp 40 the legs sag about 0.6 rad under the robot's weight.
     - ``solver_cfg.kappa=200``: a wider sigmoid than the class default (1000): the contact weight is still 0.12 at
       1 cm of separation (4.5e-5 at kappa 1000), so a lifted foot keeps a gradient towards the ground.
