@@ -41,13 +41,13 @@ def source_observations(source: dict, target: dict, target_obs: int) -> int:
 
 def _widened(name: str, src: torch.Tensor, tgt: torch.Tensor, source_obs: int, target_obs: int) -> torch.Tensor:
     if src.shape == tgt.shape:
-        return src.to(tgt.dtype).clone()
+        return src.to(tgt).clone()
     extra = target_obs - source_obs
     if src.ndim == 2 and src.shape[0] == tgt.shape[0] and (src.shape[1], tgt.shape[1]) == (source_obs, target_obs):
-        return torch.cat([src.to(tgt.dtype), torch.zeros(src.shape[0], extra, dtype=tgt.dtype)], 1)
+        return torch.cat([src.to(tgt), torch.zeros(src.shape[0], extra, dtype=tgt.dtype, device=tgt.device)], 1)
     if src.ndim == 1 and (src.shape[0], tgt.shape[0]) == (source_obs, target_obs) and name.endswith(("mean", "var")):
         fill = torch.zeros if name.endswith("mean") else torch.ones
-        return torch.cat([src.to(tgt.dtype), fill(extra, dtype=tgt.dtype)])
+        return torch.cat([src.to(tgt), fill(extra, dtype=tgt.dtype, device=tgt.device)])
     raise ValueError(
         f"warm start: {name} has shape {tuple(src.shape)} in the checkpoint, {tuple(tgt.shape)} here "
         "(only the input layer and the normaliser may grow with the observation)"
