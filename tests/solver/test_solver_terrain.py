@@ -1,6 +1,6 @@
 """Terrain contact (static triangle meshes and heightfields) against analytic answers: the incline law on a tilted
 mesh, sliding across a valley and over a ridge, a box on a step, a flat mesh against a ground plane, finite-difference
-gradients across a crease, and the refusals."""
+gradients across a crease, points above a folded heightfield (outside, at their exact distance), and the refusals."""
 
 import math
 
@@ -248,6 +248,91 @@ def test_feature_distance_and_normal_gradients(feature):
         np.testing.assert_allclose(p.grad.numpy()[0], fd, atol=2e-3)
         if k == 0:
             np.testing.assert_allclose(p.grad.numpy()[0], n0, atol=1e-5)
+
+
+def _folded_heightfield(n, seed):
+    """A random n x n heightfield (0.1 m cells, heights 0.02..0.10 m in 0.02 m steps, as Isaac Lab's random_rough)
+    meshed as Isaac Lab's convert_height_field_to_mesh does with slope_threshold 0.75: a vertex whose neighbour (along
+    x, y or the diagonal) is more than 7.5 cm higher moves one cell under it. Where such moves meet, the mesh folds:
+    down-facing triangles and back-to-back vertical ones."""
+    k = np.random.default_rng(seed).integers(1, 6, size=(n, n))  # height / 0.02 m; a jump > 7.5 cm is 1 -> 5
+    x, y = np.meshgrid(np.arange(n) * 0.1, np.arange(n) * 0.1, indexing="ij")
+    mx, my, mc = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+    mx[:-1] += k[1:] - k[:-1] > 3
+    mx[1:] -= k[:-1] - k[1:] > 3
+    my[:, :-1] += k[:, 1:] - k[:, :-1] > 3
+    my[:, 1:] -= k[:, :-1] - k[:, 1:] > 3
+    mc[:-1, :-1] += k[1:, 1:] - k[:-1, :-1] > 3
+    mc[1:, 1:] -= k[:-1, :-1] - k[1:, 1:] > 3
+    x, y = x + 0.1 * (mx + mc * (mx == 0)), y + 0.1 * (my + mc * (my == 0))
+    verts = np.stack([x, y, 0.02 * k], -1).reshape(-1, 3)
+    i0 = (np.arange(n - 1)[:, None] * n + np.arange(n - 1)[None]).ravel()
+    tris = np.concatenate([np.stack([i0, i0 + n + 1, i0 + 1], 1), np.stack([i0, i0 + n, i0 + n + 1], 1)])
+    return verts, tris
+
+
+def _closest_points(p, a, b, c):
+    """Closest point of every triangle (a, b, c: (T, 3)) to every point p (P, 3): (P, T, 3) (Ericson's regions)."""
+    p = p[:, None]
+    ab, ac, ap, bp, cp = b - a, c - a, p - a, p - b, p - c
+    d1, d2, d3, d4, d5, d6 = ((e * f).sum(-1) for e, f in ((ab, ap), (ac, ap), (ab, bp), (ac, bp), (ab, cp), (ac, cp)))
+    va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = a + (ab * vb[..., None] + ac * vc[..., None]) / (va + vb + vc)[..., None]  # inside the face
+        for on, q0, e, t in (
+            ((va <= 0) & (d4 >= d3) & (d5 >= d6), b, c - b, (d4 - d3) / ((d4 - d3) + (d5 - d6))),  # edge bc
+            ((vb <= 0) & (d2 >= 0) & (d6 <= 0), a, ac, d2 / (d2 - d6)),  # edge ac
+            ((vc <= 0) & (d1 >= 0) & (d3 <= 0), a, ab, d1 / (d1 - d3)),  # edge ab
+        ):
+            out = np.where(on[..., None], q0 + t[..., None] * e, out)
+    for on, q0 in (((d6 >= 0) & (d5 <= d6), c), ((d3 >= 0) & (d4 <= d3), b), ((d1 <= 0) & (d2 <= 0), a)):
+        out = np.where(on[..., None], q0, out)
+    return out
+
+
+@wp.kernel
+def _feature_frames(mesh: wp.uint64, p: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec4)):
+    """out = (n, d) of the closest terrain feature to every point (d = n . (p - origin), the radius left out)."""
+    i = wp.tid()
+    n, origin = terrain_feature_frame(mesh, p[i], 1.0)
+    out[i] = wp.vec4(n[0], n[1], n[2], wp.dot(n, p[i] - origin))
+
+
+def test_points_above_a_folded_heightfield_are_outside():
+    """Above a heightfield meshed with Isaac Lab's slope threshold (_folded_heightfield), 5 mm and 3 cm over the
+    surface, every point is outside: d is its distance to the mesh and n the unit vector to it from the closest
+    point, both by brute force over all triangles. The closest triangle can face away from such a point (a fold);
+    Warp's pseudonormal test then says inside for about 1 % of them, which the upward ray overrules."""
+    verts, tris = _folded_heightfield(16, seed=3)
+    a, b, c = (verts[tris[:, k]] for k in range(3))
+    normal = np.cross(b - a, c - a)
+    assert (normal[:, 2] < -1e-9).sum() > 5, "the mesh should fold"
+    xy = np.random.default_rng(0).uniform(0.25, 1.25, size=(1000, 2))
+    # the surface height under each point: the highest non-vertical triangle over it (2D barycentrics)
+    keep = np.abs(normal[:, 2]) > 1e-9
+    e1, e2, r = (b - a)[keep, :2], (c - a)[keep, :2], xy[:, None] - a[keep, :2]
+    det = e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]
+    s = (r[..., 0] * e2[:, 1] - r[..., 1] * e2[:, 0]) / det
+    t = (e1[:, 0] * r[..., 1] - e1[:, 1] * r[..., 0]) / det
+    over = (s >= -1e-9) & (t >= -1e-9) & (s + t <= 1 + 1e-9)
+    height = np.where(over, a[keep, 2] + s * (b - a)[keep, 2] + t * (c - a)[keep, 2], -np.inf).max(axis=1)
+    area = np.linalg.norm(normal, axis=1)
+    solid = area / ((b - a) ** 2 + (c - a) ** 2 + (c - b) ** 2).sum(1) >= 1e-6  # Warp skips slivers too
+    mesh = wp.Mesh(
+        points=wp.array(verts.astype(np.float32), dtype=wp.vec3),
+        indices=wp.array(tris.astype(np.int32).ravel(), dtype=int),
+    )
+    for dz in (0.005, 0.03):
+        p = np.concatenate([xy, height[:, None] + dz], 1)
+        closest = _closest_points(p, a[solid], b[solid], c[solid])
+        dist = np.linalg.norm(p[:, None] - closest, axis=-1)
+        nearest = closest[np.arange(len(p)), dist.argmin(axis=1)]
+        out = wp.zeros(len(p), dtype=wp.vec4)
+        wp.launch(_feature_frames, len(p), inputs=[mesh.id, wp.array(p.astype(np.float32), dtype=wp.vec3), out])
+        n, d = out.numpy()[:, :3].astype(np.float64), out.numpy()[:, 3].astype(np.float64)
+        assert (d > 0.0).all(), f"dz {dz}: {(d <= 0.0).sum()} of {len(p)} points above the surface are inside"
+        np.testing.assert_allclose(d, dist.min(axis=1), atol=1e-5)
+        np.testing.assert_allclose((n * (p - nearest)).sum(1), dist.min(axis=1), atol=1e-5)
 
 
 @pytest.mark.parametrize("contact_model", ["smoothed", "soft"])

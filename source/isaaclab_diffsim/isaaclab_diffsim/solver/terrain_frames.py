@@ -5,8 +5,11 @@ contact_jacobians then takes d = n . (p - origin) - radius for every candidate. 
 point p the BVH query (wp.mesh_query_point_sign_normal) picks the closest triangle and where on it the closest point
 lies: inside the face, n is the face normal and origin a face vertex (d is the face-plane distance); on an edge or a
 vertex, origin is the closest point c on that feature and n = s (p - c) / |p - c| with s = -1 inside the terrain
-(angle-weighted pseudonormal test), so d = s |p - c| - radius. Feature and sign are piecewise constant; n and origin
-are differentiated through the closed forms below (not through the query's barycentrics).
+(angle-weighted pseudonormal test), so d = s |p - c| - radius. A point with no terrain straight above it (+z) is
+outside whatever the closest triangle says: on a folded mesh (down-facing or back-to-back triangles, as Isaac Lab's
+heightfield conversion makes with a slope threshold) that triangle can face away from a point above the surface.
+Feature and sign are piecewise constant; n and origin are differentiated through the closed forms below (not through
+the query's barycentrics).
 """
 
 import warp as wp
@@ -20,6 +23,7 @@ wp.set_module_options(module_options(enable_backward=True))
 
 BARYCENTRIC_EPS = wp.constant(1.0e-6)  # a barycentric weight at or below this is on the face's boundary
 FEATURE_EPS = wp.constant(1.0e-9)  # [m] |p - c| below this: p is on the feature, take the face normal
+ABOVE_RAY_LENGTH = wp.constant(1.0e6)  # [m] the upward ray of terrain_above (unbounded in practice)
 
 
 @wp.func
@@ -42,6 +46,12 @@ def segment_closest(p: wp.vec3, a: wp.vec3, b: wp.vec3):
 
 
 @wp.func
+def terrain_above(mesh_id: wp.uint64, p: wp.vec3):
+    """Whether the terrain lies straight above p: an upward ray from p hits a triangle. Without it p is outside."""
+    return wp.mesh_query_ray_anyhit(mesh_id, p, wp.vec3(0.0, 0.0, 1.0), ABOVE_RAY_LENGTH)
+
+
+@wp.func
 def terrain_feature_frame(mesh_id: wp.uint64, p: wp.vec3, max_dist: float):
     """(n, origin) of the closest terrain feature to p within max_dist; none within reach: n = e_z and an origin
     max_dist below p (d = max_dist - radius, out of contact)."""
@@ -58,6 +68,9 @@ def terrain_feature_frame(mesh_id: wp.uint64, p: wp.vec3, max_dist: float):
     v = q.v
     w = 1.0 - u - v
     if u > BARYCENTRIC_EPS and v > BARYCENTRIC_EPS and w > BARYCENTRIC_EPS:
+        if wp.dot(face_n, p - v0) < 0.0:
+            if not terrain_above(mesh_id, p):
+                return -face_n, v0  # behind a folded face but outside
         return face_n, v0
     c = v0
     if v > BARYCENTRIC_EPS and w > BARYCENTRIC_EPS:
@@ -76,7 +89,8 @@ def terrain_feature_frame(mesh_id: wp.uint64, p: wp.vec3, max_dist: float):
         return face_n, c
     s = 1.0
     if q.sign < 0.0:
-        s = -1.0
+        if terrain_above(mesh_id, p):
+            s = -1.0
     return (s / length) * delta, c
 
 
