@@ -1,9 +1,8 @@
 """Static terrain colliders: triangle meshes (GeoType.MESH) and heightfields (GeoType.HFIELD) on body -1.
 
 Each terrain shape becomes one world-space ``wp.Mesh`` (its shape transform and scale baked into the vertices, so a
-query needs no transform); its BVH is the broad phase of the per-step closest-point query (terrain_frames.py).
-Triangles are wound counter-clockwise seen from outside (Newton's convention): the winding defines the side a
-point is outside of.
+query needs no transform); its BVH is the broad phase of the per-step closest-point query and rays
+(terrain_frames.py). The terrain is a height field (below its surface is solid); the triangle winding is not used.
 """
 
 from __future__ import annotations
