@@ -19,6 +19,7 @@ NEW_TERMS = (
     "upright",
     "joint_deviation_l2",
     "stand_still",
+    "stand_still_joint_vel",
 )
 
 
@@ -74,9 +75,11 @@ def test_terms_match_their_formulas():
     want_pose = -0.3 * ((env.q[:, 7:] - env.default_leg) ** 2).sum(1) * dt
     # env 1's command is zero: it alone pays for standing away from the default pose
     want_still = -2.0 * (env.q[:, 7:] - env.default_leg).abs().sum(1) * torch.tensor([0.0, 1.0]) * dt
-    for name, want in zip(NEW_TERMS, (want_xy, want_yaw, want_height, want_upright, want_pose, want_still)):
+    want_still_speed = -0.03 * env.qd[:, 6:].abs().sum(1) * torch.tensor([0.0, 1.0]) * dt
+    wants = (want_xy, want_yaw, want_height, want_upright, want_pose, want_still, want_still_speed)
+    for name, want in zip(NEW_TERMS, wants):
         assert torch.allclose(terms[name], want, atol=1e-7), name
-    assert float(want_still[1]) < 0.0
+    assert float(want_still[1]) < 0.0 and float(want_still_speed[1]) < 0.0
     assert float(want_pose.abs().min()) > 0 and float(want_xy.abs().min()) > 0  # the terms are not trivially 0
 
 

@@ -26,11 +26,13 @@ def use_forward_trot_recipe(
 def use_gradient_gait_rewards(cfg: DiffVelocityEnvCfg, base_height: float) -> None:
     """The reference-free reward set (no clock, no generator, no air time): quadratic velocity tracking per axis
     (xy weight -1, yaw -0.5), a base-height kernel ``exp(-10 (h - base_height)^2)`` (weight 1), uprightness (0.5),
-    a quadratic default-pose penalty (-0.3), legged_gym's ``stand_still`` (-2) and a phase-free foot lift under
-    moving commands (``foot_lift`` 0.5, a foot counted in the first 0.3 s of its air phase) on top of Isaac Lab's
-    regularisers. The quadratic tracking's gradient grows with the error, where Isaac Lab's ``exp(-e^2 / 0.25)`` is
-    flat at 1 m/s and more of it; near a zero command it is flat too, so without ``stand_still`` a policy steps in
-    place there. Without ``foot_lift`` one seed in three learned to stand under every command; with it each stepped.
+    a quadratic default-pose penalty (-0.3), legged_gym's ``stand_still`` (-2) with the joints' speed charged under
+    the same zero command (``stand_still_joint_vel`` -0.03) and a phase-free foot lift under moving commands
+    (``foot_lift`` 0.5, a foot counted in the first 0.3 s of its air phase) on top of Isaac Lab's regularisers. The
+    quadratic tracking's gradient grows with the error, where Isaac Lab's ``exp(-e^2 / 0.25)`` is flat at 1 m/s and
+    more of it; near a zero command it is flat too, so without ``stand_still`` a policy steps in place there. Without
+    ``foot_lift`` one seed in three learned to stand under every command; with it each stepped, and one seed in four
+    also stepped in place under a zero command until its joints' speed was charged there.
     """
     r = cfg.rewards
     r.track_lin_vel_xy_exp, r.track_ang_vel_z_exp = 0.0, 0.0
@@ -39,7 +41,7 @@ def use_gradient_gait_rewards(cfg: DiffVelocityEnvCfg, base_height: float) -> No
     r.base_height_exp, r.base_height_target, r.base_height_sharpness = 1.0, base_height, 10.0
     r.upright = 0.5
     r.joint_deviation_l2 = -0.3
-    r.stand_still = -2.0
+    r.stand_still, r.stand_still_joint_vel = -2.0, -0.03
     r.foot_lift, r.foot_lift_max_air_s = 0.5, 0.3
 
 
