@@ -26,7 +26,9 @@ commanded against achieved base velocity (JSON, and a PNG when matplotlib is ins
 seed (``--terrain_seed``: another seed) as a MuJoCo heightfield, ``--episodes`` episodes per sub-terrain type and
 level (``--terrain_types``, ``--terrain_levels``; default all), each from its sub-terrain's origin; the height scan
 from MuJoCo's ray casts (``mj_ray``) with io.yaml's grid, offset and clip. Prints and writes falls and tracking error
-per type and level, laid out as ``scripts/experiments/evaluate_terrain.py`` reports ours.
+per type and level, laid out as ``scripts/experiments/evaluate_terrain.py`` reports ours. ``--feet_only`` (MuJoCo):
+only the feet collide, as in the differentiable task, so base, thighs and shanks pass through the ground (tells
+falls that MuJoCo's leg and base contacts prevent from the feet's).
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def task_noise_ranges(scan: bool = False) -> dict[str, tuple[float, float]]:
     return out
 
 
-def mujoco_runner(bundle, noise=None, terrain=None):
+def mujoco_runner(bundle, noise=None, terrain=None, feet_only=False):
     from isaaclab_diffsim.deploy.sim2sim.mujoco_loop import MujocoRunner
 
     io, session = open_bundle(bundle)
@@ -114,12 +116,13 @@ def mujoco_runner(bundle, noise=None, terrain=None):
         max_gravity_z=MAX_GRAVITY_Z,
         noise=noise,
         terrain=terrain,
+        feet_only=feet_only,
     )
 
 
-def run_mujoco(bundle, variant, commands, episode_s, seed, noise=None, terrain=None, cells=None):
+def run_mujoco(bundle, variant, commands, episode_s, seed, noise=None, terrain=None, cells=None, feet_only=False):
     """Episodes of ``commands`` in MuJoCo; with ``terrain``, episode i starts at the origin of ``cells[i]``."""
-    runner = mujoco_runner(bundle, noise, terrain)
+    runner = mujoco_runner(bundle, noise, terrain, feet_only)
     starts = [None] * len(commands) if cells is None else [terrain.origins[c.level, c.column] for c in cells]
     eps = [runner.episode(c, variant, episode_s, seed + i, start=p) for i, (c, p) in enumerate(zip(commands, starts))]
     return eps, runner.dt
@@ -275,6 +278,9 @@ def main(argv=None):
     parser.add_argument("--terrain_levels", type=int, nargs="+", default=None, help="levels (rows) to run; default all")
     parser.add_argument("--terrain_types", nargs="+", default=None, help="sub-terrain names to run; default all")
     parser.add_argument("--terrain_seed", type=int, default=None, help="regenerate with this seed, not the bundle's")
+    parser.add_argument(
+        "--feet_only", action="store_true", help="MuJoCo: only the feet collide, as in the differentiable task"
+    )
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error(f"--episodes must be >= 1, got {args.episodes}")
@@ -291,6 +297,8 @@ def main(argv=None):
     given = [f"--{k}" for k in ("terrain_levels", "terrain_types", "terrain_seed") if getattr(args, k) is not None]
     if given and not args.terrain:
         parser.error(f"{', '.join(given)} need --terrain")
+    if args.feet_only and args.sim != "mujoco":
+        parser.error("--feet_only is a MuJoCo option (--sim mujoco); the differentiable task collides the feet only")
     terrain = cells = None
     try:
         io, session = open_bundle(args.bundle)
@@ -320,7 +328,7 @@ def main(argv=None):
     commands = draw_commands(episodes, tuple(args.vx_range), args.seed, tuple(args.vy_range), tuple(args.yaw_range))
     noise = task_noise_ranges(scan and args.sim == "mujoco") if any(v.noise for v in variants) else None
     if args.sim == "mujoco":
-        run = functools.partial(run_mujoco, terrain=terrain, cells=cells)
+        run = functools.partial(run_mujoco, terrain=terrain, cells=cells, feet_only=args.feet_only)
     else:
         run = functools.partial(run_diffsim, device=args.device)
     results = {}

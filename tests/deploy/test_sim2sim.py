@@ -96,6 +96,28 @@ def test_mujoco_model_mass_joints_and_standing(bundle):
     assert abs(d.qpos[2] - ours) < 0.05, (d.qpos[2], ours)
 
 
+def test_feet_only_mujoco_model_collides_the_feet_alone(bundle):
+    """A robot sunk to 0.15 m in the default pose: base, thighs or shanks touch the plane in the full model; with
+    ``feet_only`` every contact is a foot's, and no foot contact of the full model is lost."""
+    import mujoco
+
+    io, _ = open_bundle(str(bundle))
+    robot_io = io["articulations"]["robot"]
+    contacts = {}
+    for feet_only in (False, True):
+        robot = build_mujoco_anymal(robot_io["joint_names"], friction=0.9, feet_only=feet_only)
+        d = mujoco.MjData(robot.model)
+        d.qpos[2], d.qpos[3] = 0.15, 1.0
+        d.qpos[robot.qpos_adr] = robot_io["default_joint_pos"]
+        mujoco.mj_forward(robot.model, d)
+        touching = {int(g) for c in d.contact[: d.ncon] for g in (c.geom1, c.geom2)}
+        contacts[feet_only] = ({g for g in touching if robot.model.geom_bodyid[g] != 0}, set(robot.foot_geoms))
+    full, feet = contacts[False]
+    assert full - feet, "the sunk robot's legs or base touch the plane in the full model"
+    only, feet = contacts[True]
+    assert only and only <= feet and (full & feet) == only
+
+
 def test_random_bundle_episode_in_mujoco_is_finite(bundle):
     io, session = open_bundle(str(bundle))
     runner = MujocoRunner(io, session)

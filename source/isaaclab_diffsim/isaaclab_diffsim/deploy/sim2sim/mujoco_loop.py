@@ -42,6 +42,7 @@ class MujocoRunner:
     ``terrain`` (a :class:`~isaaclab_diffsim.deploy.sim2sim.bundle_terrain.BundleTerrain`) replaces the plane by its
     heightfield: an episode starts above its ``start`` point, and the base's height (falls) and the feet's (stance)
     are measured from the ground below them. A bundle that observes a height scan gets it from MuJoCo's ray casts.
+    ``feet_only``: only the feet collide, as in the differentiable task (:func:`build_mujoco_anymal`).
     """
 
     def __init__(
@@ -54,8 +55,10 @@ class MujocoRunner:
         max_gravity_z=-0.5,
         noise=None,
         terrain=None,
+        feet_only=False,
     ):
         self.io, self.session = io, session
+        self.feet_only = feet_only
         robot = io["articulations"]["robot"]
         self.joint_names = list(robot["joint_names"])
         self.default = np.asarray(robot["default_joint_pos"], dtype=np.float64)
@@ -110,7 +113,7 @@ class MujocoRunner:
         key = (friction, variant.payload)
         if key not in self._robots:
             self._robots[key] = build_mujoco_anymal(
-                self.joint_names, friction, self.timestep, variant.payload, self.terrain
+                self.joint_names, friction, self.timestep, variant.payload, self.terrain, self.feet_only
             )
         robot = self._robots[key]
         motor = DcMotor(self.io["articulations"]["robot"], variant.motor)

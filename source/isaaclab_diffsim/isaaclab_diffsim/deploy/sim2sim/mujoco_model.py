@@ -59,14 +59,20 @@ class MujocoAnymal:
 
 
 def build_mujoco_anymal(
-    joint_names: list[str], friction: float, timestep: float = 0.0025, payload: float = 0.0, terrain=None
+    joint_names: list[str],
+    friction: float,
+    timestep: float = 0.0025,
+    payload: float = 0.0,
+    terrain=None,
+    feet_only: bool = False,
 ) -> MujocoAnymal:
     """MuJoCo model of the URDF with a free joint on ``base``, a ground plane (or ``terrain``'s heightfield, a
     :class:`~isaaclab_diffsim.deploy.sim2sim.bundle_terrain.BundleTerrain`), elliptic friction cones and
     ``friction`` on every robot geom and on the ground (MuJoCo combines two geoms' friction by their maximum, so
     the effective coefficient is ``friction``). Robot geoms collide with the ground only (no self-collision).
-    ``payload`` kg is added to the base, its inertia scaled by the same ratio. Raises ValueError naming a joint of
-    ``joint_names`` the URDF lacks."""
+    ``payload`` kg is added to the base, its inertia scaled by the same ratio. With ``feet_only`` only the four
+    foot spheres collide, as in the differentiable task (base, thighs and shanks pass through the ground). Raises
+    ValueError naming a joint of ``joint_names`` the URDF lacks."""
     import mujoco
 
     spec = mujoco.MjSpec.from_string(urdf_for_mujoco())
@@ -103,6 +109,9 @@ def build_mujoco_anymal(
         if len(spheres) != 1:
             raise ValueError(f"expected one foot sphere on {link}'s shank, found {len(spheres)}")
         feet.append(spheres[0])
+    if feet_only:
+        robot_geoms = np.nonzero(model.geom_contype == 1)[0]
+        model.geom_contype[np.setdiff1d(robot_geoms, feet)] = 0
     return MujocoAnymal(
         model,
         list(joint_names),
