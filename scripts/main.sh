@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Main job: set up .venv if needed, then train ANYmal C with SHAC on the differentiable simulator
-# (smoothed contact, no trajectory generator, omnidirectional and standing commands; 1024 envs, 500 iterations of
+# (smoothed contact, no trajectory generator, omnidirectional and standing commands; 1024 envs, 1000 iterations of
 # horizon 12), export the policy (ONNX + TorchScript) and evaluate it in hard contact over 64 episodes. Extra
 # arguments go to scripts/train.py (e.g. --max_iterations 50; --task DiffSim-Velocity-Flat-AnymalC-Trot-Direct for
 # the quick trot-generator recipe). On the 2 cores it is sized for, the physics steps the two halves of

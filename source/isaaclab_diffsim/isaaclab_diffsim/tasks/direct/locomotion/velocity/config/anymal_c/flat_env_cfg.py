@@ -55,7 +55,7 @@ class AnymalCFlatDiffEnvCfg(DiffVelocityEnvCfg):
     - ``solver_cfg.kappa=200``: a wider sigmoid than the class default (1000): the contact weight is still 0.12 at
       1 cm of separation (4.5e-5 at kappa 1000), so a lifted foot keeps a gradient towards the ground.
     - :func:`use_deployment_randomisation`; ``-Play`` evaluates at the nominal values instead.
-    - 1024 envs (SHAC: 500 iterations of horizon 12, 6.1 M samples).
+    - 1024 envs (SHAC: 1000 iterations of horizon 12, 12.3 M samples).
 
     The trot-generator recipe is ``DiffSim-Velocity-Flat-AnymalC-Trot-Direct`` (:class:`AnymalCFlatTrotDiffEnvCfg`).
     The model is built by Isaac Lab (``asset_source="isaaclab"``: InteractiveScene with ``ANYMAL_C_DIFFSIM_CFG``,
