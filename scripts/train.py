@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -45,6 +47,7 @@ from isaaclab_diffsim.rl.checkpoints import CheckpointError
 from isaaclab_diffsim.rl.interrupts import exit_code
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY
 from isaaclab_diffsim.rl.run_checks import RunError, check_device, check_resume, refuse_overwrite, resolve_resume
+from isaaclab_diffsim.rl.warm_start_stage import finished_checkpoint, stage_command, stage_dir
 from isaaclab_diffsim.tasks.task_cfgs import resolve_task_cfgs
 from isaaclab_diffsim.utils.run_dir import new_run_dir
 
@@ -194,6 +197,53 @@ def preflight(args, env_cfg, agent_cfg) -> None:
     warm = getattr(agent_cfg, "warm_start", None)
     if warm and args.resume is None and not os.path.isfile(warm):
         raise SystemExit(f"[train] error: agent.warm_start: no checkpoint file {warm}")
+    first = getattr(agent_cfg, "warm_start_task", None)
+    if first and not warm and args.resume is None:
+        if first not in gym.registry:
+            raise SystemExit(f"[train] error: agent.warm_start_task: unknown task {first!r}")
+        if args.distributed:
+            raise SystemExit(
+                f"[train] error: agent.warm_start_task ({first}) trains a first stage in one process: train it "
+                "first and pass agent.warm_start=<its checkpoint>, or set agent.warm_start_task=null"
+            )
+
+
+def warm_start_stage(args, env_cfg, agent_cfg, log_dir: str) -> None:
+    """``agent.warm_start_task``: train that task first in ``<log_dir>/warm_start`` (this script in a subprocess;
+    resumed when it holds a checkpoint, skipped once finished) and warm start from its last checkpoint. SIGTERM is
+    passed on to the stage; Ctrl-C reaches it from the terminal."""
+    folder = stage_dir(log_dir)
+    done = finished_checkpoint(folder)
+    if done is None:
+        cmd = stage_command(
+            sys.executable,
+            os.path.abspath(__file__),
+            agent_cfg,
+            folder,
+            seed=env_cfg.seed,
+            device=args.device,
+            num_envs=args.num_envs,
+            torch_threads=args.torch_threads,
+            overrides=args.overrides,
+        )
+        print(f"[train] warm-start stage: {agent_cfg.warm_start_task} in {folder}", flush=True)
+        proc = subprocess.Popen(cmd)
+        previous = {
+            signal.SIGTERM: signal.signal(signal.SIGTERM, lambda s, _f: proc.send_signal(s)),
+            signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        }
+        try:
+            code = proc.wait()
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+        if code != 0:
+            print(f"[train] warm-start stage stopped (status {code}); the same command continues it", flush=True)
+            sys.exit(code)
+        done = finished_checkpoint(folder)
+        if done is None:
+            raise RunError(f"the warm-start stage in {folder} ended without its final checkpoint and bundle")
+    agent_cfg.warm_start = done
 
 
 def run(args, rank: int) -> None:
@@ -210,6 +260,9 @@ def run(args, rank: int) -> None:
     else:
         stamp = time.strftime("%Y-%m-%d_%H-%M-%S") + (f"_{agent_cfg.run_name}" if agent_cfg.run_name else "")
         log_dir = new_run_dir(os.path.join(args.log_root, args.algo, agent_cfg.experiment_name), stamp)
+    if log_dir is not None and args.resume is None and getattr(agent_cfg, "warm_start_task", None):
+        if not agent_cfg.warm_start:
+            warm_start_stage(args, env_cfg, agent_cfg, log_dir)
     if log_dir is not None:
         dump_params(log_dir, env_cfg, agent_cfg)  # <log_dir>/params/env.yaml, agent.yaml (Isaac Lab's layout)
     ranks = f" per rank x {distributed.world_size()} ranks" if distributed.is_multi_process() else ""

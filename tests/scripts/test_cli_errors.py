@@ -87,6 +87,15 @@ def test_train_refuses_a_missing_warm_start_checkpoint(tmp_path):
     assert not (tmp_path / "logs").exists(), "a refused command created a run folder"
 
 
+def test_train_refuses_an_unknown_warm_start_task(tmp_path):
+    refused(
+        tool("train.py", "agent.warm_start_task=DiffSim-No-Such-Task", "--log_root", str(tmp_path / "logs")),
+        "agent.warm_start_task",
+        "DiffSim-No-Such-Task",
+    )
+    assert not (tmp_path / "logs").exists(), "a refused command created a run folder"
+
+
 def test_train_resume_checks_come_before_the_env(tmp_path):
     ppo = fake_checkpoint(tmp_path / "ppo.pt", PPO_KEYS)
     refused(tool("train.py", "--resume", str(ppo), "--log_root", str(tmp_path / "logs")), "--algo ppo")

@@ -5,6 +5,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -71,6 +72,33 @@ def test_train_checkpoint_export_evaluate(tmp_path):
         env=os.environ.copy(),
     )
     assert bad.returncode != 0 and "algorithm.gamma must be in (0, 1], got 0" in bad.stderr
+
+
+@pytest.mark.integration
+def test_warm_start_task_trains_its_stage_first_then_skips_it_once_finished(tmp_path):
+    stage = ["agent.warm_start_task=DiffSim-Velocity-Flat-AnymalC-Direct", "agent.warm_start_iterations=1"]
+    first = tmp_path / "run"
+    args = [*stage, "--max_iterations", "1", "--eval_episodes", "0", "--seed", "3"]
+    proc = subprocess.run(
+        train_cmd(tmp_path, *args, "--log_dir", str(first)), capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ckpt = first / "warm_start" / "model_1.pt"
+    assert ckpt.is_file() and (first / "warm_start" / "exported" / "policy.pt").is_file()
+    assert f"[train] warm-start stage: DiffSim-Velocity-Flat-AnymalC-Direct in {first / 'warm_start'}" in proc.stdout
+    assert f"[SHAC] warm start from {ckpt}" in proc.stdout and (first / "model_1.pt").is_file()
+    stage_params = yaml.full_load((first / "warm_start" / "params" / "agent.yaml").read_text())
+    assert stage_params["seed"] == 3 and stage_params["horizon"] == 4 and stage_params["warm_start"] is None
+    assert yaml.full_load((first / "params" / "agent.yaml").read_text())["warm_start"] == str(ckpt)
+    # a run folder whose stage has finished (here: a copy) goes straight to the second stage
+    second = tmp_path / "run2"
+    shutil.copytree(first / "warm_start", second / "warm_start")
+    again = subprocess.run(
+        train_cmd(tmp_path, *args, "--log_dir", str(second)), capture_output=True, text=True, timeout=900
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "warm-start stage:" not in again.stdout
+    assert f"[SHAC] warm start from {second / 'warm_start' / 'model_1.pt'}" in again.stdout
 
 
 def _checkpoint_state(path):

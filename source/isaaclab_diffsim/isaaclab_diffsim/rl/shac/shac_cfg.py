@@ -78,6 +78,8 @@ _RUNNER_RULES = {
     "logger": Rule("'tensorboard' (the only logger of this runner)", lambda v: v == "tensorboard"),
     "resume": boolean,
     "warm_start": optional(Rule("a checkpoint file path", lambda v: isinstance(v, str) and v != "")),
+    "warm_start_task": optional(Rule("a task id", lambda v: isinstance(v, str) and v != "")),
+    "warm_start_iterations": optional(integer(1)),
 }
 
 
@@ -329,7 +331,16 @@ class ShacRunnerCfg:
     warm_start: str | None = None
     """A checkpoint of another task whose policy observation is the first part of this task's (the flat task's for
     the rough task): a fresh run's actor, critic and normaliser start from it, the extra inputs at zero weight
-    (:meth:`ShacRunner.warm_start`). Ignored when resuming. None: fresh networks."""
+    (:meth:`ShacRunner.warm_start`). Ignored when resuming. None: fresh networks, or :attr:`warm_start_task`'s."""
+
+    warm_start_task: str | None = None
+    """A task (gymnasium id) that ``scripts/train.py`` trains first with SHAC when :attr:`warm_start` is None, in
+    ``<log_dir>/warm_start`` (its registered defaults with this run's seed, device, ``--num_envs`` and ``agent.*``
+    overrides), then warm starts from its final checkpoint: the rough task learns its gait on the flat task's plane.
+    Resumed if interrupted, skipped once finished. None: no first stage."""
+
+    warm_start_iterations: int | None = None
+    """Iterations of the :attr:`warm_start_task` stage (None: that task's ``max_iterations``)."""
 
     kappa_schedule: KappaScheduleCfg = KappaScheduleCfg()
     """The smoothed contact model's kappa over the iterations (off by default: the env's ``solver_cfg.kappa``). When

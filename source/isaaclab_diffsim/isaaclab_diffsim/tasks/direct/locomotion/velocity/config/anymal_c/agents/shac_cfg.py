@@ -34,11 +34,13 @@ class AnymalCFlatShacRunnerCfg(AnymalCFlatTrotShacRunnerCfg):
 
 @configclass
 class AnymalCRoughShacRunnerCfg(AnymalCFlatShacRunnerCfg):
-    """The reference-free flat task's SHAC configuration on the rough task (its own experiment folder), 500
-    iterations (6.1 M samples: the terrain's contact costs more per step, and no budget walks it yet)."""
+    """The reference-free flat task's SHAC configuration on the rough task (its own experiment folder): first the
+    flat task's registered defaults (``warm_start_task``: 1000 iterations on the plane), then 500 iterations on the
+    terrain from that policy (6.1 M samples). From fresh networks the rough task learned to stand, not to step."""
 
     experiment_name: str = "anymal_c_rough_diffsim"
     max_iterations: int = 500
+    warm_start_task: str | None = "DiffSim-Velocity-Flat-AnymalC-Direct"
 
 
 @configclass
