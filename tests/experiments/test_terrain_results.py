@@ -11,7 +11,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
 from orchestration.jobs import Job
-from orchestration.recipe import terrain_eval, terrain_jobs, terrain_tables
+from orchestration.recipe import play_overrides, terrain_eval, terrain_jobs, terrain_tables
 
 from isaaclab_diffsim.experiments.terrain import curriculum_table, level_record, picked_checkpoints, terrain_table
 
@@ -225,3 +225,11 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     assert "| shac | 1 | 50 | 0.00 | 0.75 | 25.0 | 75.0 |" in curriculum
     assert out["curriculum"] == {"shac seed 1": {"iteration": [50], "mean_level": [0.75]}}
     assert out["terrain"]["shac"]["level 10"]["falls [%]"] == [100.0]
+
+
+def test_evaluations_keep_the_level_layout_of_a_run_trained_without_curriculum():
+    exp = {
+        "base_overrides": ["env.terrain.generator.num_rows=5"],
+        "runs": {"r": {"overrides": ["env.terrain.curriculum=false", "env.rewards.foot_lift=1.0", "agent.horizon=8"]}},
+    }
+    assert play_overrides(exp, "r") == ["env.terrain.generator.num_rows=5", "env.rewards.foot_lift=1.0"]

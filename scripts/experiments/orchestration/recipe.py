@@ -64,8 +64,9 @@ def terrain_eval(exp: dict) -> dict | None:
 
 def play_overrides(exp: dict, run: str) -> list[str]:
     """The run's ``env.*`` overrides for its evaluations: the policy's MDP and rewards, not the training events or
-    commands (the -Play task sets its own: no pushes, no kicks, no standing envs)."""
-    play_own = ("env.events.", "env.commands.")
+    commands (the -Play task sets its own: no pushes, no kicks, no standing envs), nor ``env.terrain.curriculum``
+    (off, the generator mixes the levels; the evaluations group by the level layout of the curriculum)."""
+    play_own = ("env.events.", "env.commands.", "env.terrain.curriculum")
     return [o for o in run_overrides(exp, exp["runs"][run]) if o.startswith("env.") and not o.startswith(play_own)]
 
 
