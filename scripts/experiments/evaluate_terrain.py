@@ -7,7 +7,8 @@ The ``-Play`` configuration of the rough task (hard contact, forward commands, e
 terrain of ``--seed``; each env's first episode counts (``rl.evaluation.evaluate``), on the (level, type) it started
 on. The terrain keeps the generator's curriculum layout (a level per row, a type per column), which
 ``terrain.curriculum`` also sets, so the curriculum stays on. ``scripts/deploy/sim2sim.py BUNDLE --sim mujoco
---terrain`` reports MuJoCo's in the same layout.
+--terrain`` reports MuJoCo's in the same layout. ``--flat`` makes every sub-terrain a plane (Isaac Lab's
+``MeshPlaneTerrainCfg``) on the same grid, with the same commands: what the policy does without the terrain.
 """
 
 from __future__ import annotations
@@ -28,10 +29,17 @@ def main():
     add_policy_arguments(p, contact_models="hard", num_envs=100)
     p.set_defaults(task="DiffSim-Velocity-Rough-AnymalC-Direct-Play")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--flat", action="store_true", help="every sub-terrain a plane: the policy without the terrain")
     args = p.parse_args()
 
     def configure(env_cfg):
+        if getattr(env_cfg, "terrain", None) is None:
+            raise SystemExit(
+                f"{args.task} has no generated terrain (env.terrain): evaluate_terrain.py needs a rough task"
+            )
         env_cfg.seed = args.seed
+        if args.flat:
+            env_cfg.terrain.use_flat_ground()
 
     env, policy, _ = make_policy_env(args, configure)
     env.set_contact_model(args.contact_models.split(",")[0])

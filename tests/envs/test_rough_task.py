@@ -135,6 +135,24 @@ def assert_feet_on_terrain(env):
     assert torch.allclose(feet_z, origin_z, atol=0.1)  # ... and their feet with them, not at z = 0
 
 
+def test_flat_ground_keeps_the_grid_and_levels_without_the_terrain():
+    cfg = rough_cfg(seed=3)
+    rest(cfg)
+    cfg.terrain.use_flat_ground()
+    assert len(AnymalCRoughDiffEnvCfg().terrain.generator.sub_terrains) == 6  # the class default is untouched
+    env = gym.make(TASK, cfg=cfg).unwrapped
+    try:
+        env.reset(seed=3)
+        assert float(env.heightmap.heights.abs().max()) < 1e-6  # the top surface (the border boxes reach below)
+        assert tuple(env.terrain_levels.origins.shape) == (3, 6, 3)  # the small grid's levels x columns
+        assert float(env.env_origins[:, 2].abs().max()) < 1e-6
+        q = env.q.detach()
+        scan = env._height_scan(q)
+        assert torch.allclose(scan, (q[:, 2:3] - 0.5).expand_as(scan), atol=1e-4)  # base height - offset
+    finally:
+        env.close()
+
+
 def test_height_scan_matches_mesh_ray_casts(env):
     q = env.q.detach()
     scan = env._height_scan(q)  # no noise (corruption off)

@@ -101,6 +101,13 @@ def test_terrain_table_per_group_and_run_over_seeds():
         ("a", 2): {"summary": "", "groups": _groups(0.75, 0.4)},
         ("b", 1): {"summary": "", "groups": _groups(0.0, 0.1)},
     }
+    flats = {
+        ("a", 2): {"summary": "", "groups": {"type flat": {"episodes": 6, "tracking_error": 0.2, "fall_rate": 0.5}}}
+    }
+    assert terrain_table(exp, evals)[0].splitlines()[4].startswith("| type pyramid_stairs")  # no flat-ground row
+    table, numbers = terrain_table(exp, evals, flats)
+    assert table.splitlines()[4] == "| flat ground | a | 2 | 6 | 50.0 | 0.200 |"  # after `all`, the seeds that have one
+    assert numbers["a"]["flat ground"]["falls [%]"] == [50.0] and "flat ground" not in numbers["b"]
     table, numbers = terrain_table(exp, evals)
     lines = table.splitlines()
     assert lines[0] == "| terrain | run | seeds | episodes | falls [%] | tracking error [m/s] |"
@@ -171,7 +178,7 @@ def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
         (directory / "run" / "model_500.pt").write_bytes(b"")
         trained[(run, 1)] = Job(f"train {run}", str(directory), [], {"run_dir": str(directory / "run")})
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    evals, levels = terrain_jobs(ctx, exp, trained, {"num_envs": 120, "seed": 71})
+    evals, flats, levels = terrain_jobs(ctx, exp, trained, {"num_envs": 120, "seed": 71})
     argv = evals[("shac", 1)].argv
     assert argv[1].endswith("scripts/experiments/evaluate_terrain.py")
     assert argv[2:] == [
@@ -191,7 +198,16 @@ def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
         str(tmp_path / "shac" / "seed1" / "terrain" / "eval_terrain.json"),
         "env.kp=80.0",
     ]
+    flat = flats[("shac", 1)].argv
+    at = argv.index("--out")
+    assert (
+        flat
+        == [*argv[:at], "--flat", "--out", str(tmp_path / "shac" / "seed1" / "terrain_flat" / "eval_terrain.json")]
+        + argv[at + 2 :]
+    )
+    assert flats[("shac", 1)].directory != evals[("shac", 1)].directory
     assert evals[("ppo", 1)].argv[evals[("ppo", 1)].argv.index("--algo") + 1] == "ppo"
+    assert set(flats) == set(evals)
     assert list(levels) == [("shac", 1)]  # rsl_rl's checkpoints hold no levels
     assert levels[("shac", 1)].argv[1:] == [
         os.path.join(REPO, "scripts", "experiments", "terrain_levels.py"),
@@ -209,9 +225,11 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
     settings = {"num_envs": 6, "seed": 71}
-    evals, levels = terrain_jobs(ctx, exp, trained, settings)
+    evals, flats, levels = terrain_jobs(ctx, exp, trained, settings)
+    flat_groups = {"type flat": {"episodes": 6, "tracking_error": 0.25, "fall_rate": 0.0}}
     for job, name, content in (
         (evals[("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(0.5, 0.3)}),
+        (flats[("shac", 1)], "eval_terrain.json", {"summary": "", "groups": flat_groups}),
         (levels[("shac", 1)], "terrain_levels.json", level_record([(50, 3200, torch.tensor([0, 1, 1, 1]), 2)])),
     ):  # completed jobs (done.json with their command) are reused, not run
         os.makedirs(job.directory)
@@ -222,6 +240,8 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     out = terrain_tables(ctx, exp, trained, settings)
     per_terrain, curriculum = out["tables"]
     assert "6 envs on the terrain of seed 71" in per_terrain and "| all | shac | 1 | 6 | 66.7 | 0.367 |" in per_terrain
+    assert "| flat ground | shac | 1 | 6 | 0.0 | 0.250 |" in per_terrain
+    assert out["terrain"]["shac"]["flat ground"]["tracking error [m/s]"] == [0.25]
     assert "| shac | 1 | 50 | 0.00 | 0.75 | 25.0 | 75.0 |" in curriculum
     assert out["curriculum"] == {"shac seed 1": {"iteration": [50], "mean_level": [0.75]}}
     assert out["terrain"]["shac"]["level 10"]["falls [%]"] == [100.0]

@@ -8,8 +8,8 @@ envs) and reports tracking, falls, the gait measures and the drift under a zero 
 
 With a ``terrain_eval`` mapping (``{num_envs, seed}``, rough tasks) each (run, seed) also gets
 ``scripts/experiments/evaluate_terrain.py`` (falls and tracking per sub-terrain type and level, on the terrain of
-that seed, the same for every run) and, for SHAC runs, ``scripts/experiments/terrain_levels.py`` (the level
-distribution at each checkpoint); two more tables show them.
+that seed, the same for every run; again with every sub-terrain a plane, ``--flat``) and, for SHAC runs,
+``scripts/experiments/terrain_levels.py`` (the level distribution at each checkpoint); two more tables show them.
 """
 
 from __future__ import annotations
@@ -120,34 +120,38 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
 
 def terrain_jobs(
     ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict
-) -> tuple[dict, dict]:
-    """({(run, seed): evaluate_terrain.py job}, {(run, seed): terrain_levels.py job}); the latter for SHAC runs only
-    (their checkpoints store the envs' levels). ``settings``: :func:`terrain_eval`'s."""
+) -> tuple[dict, dict, dict]:
+    """({(run, seed): evaluate_terrain.py job}, {(run, seed): the same on flat ground (``--flat``)}, {(run, seed):
+    terrain_levels.py job}); the last for SHAC runs only (their checkpoints store the envs' levels). ``settings``:
+    :func:`terrain_eval`'s."""
     scripts = os.path.join(ctx.repo, "scripts", "experiments")
-    evals, levels = {}, {}
+    evals, flats, levels = {}, {}, {}
     for (run, seed), tjob in trained.items():
         spec = exp["runs"][run]
-        directory = os.path.join(tjob.directory, "terrain")
-        argv = [
-            python(),
-            os.path.join(scripts, "evaluate_terrain.py"),
-            "--task",
-            run_tasks(exp, spec)[1],
-            "--algo",
-            run_algo(spec),
-            "--checkpoint",
-            trained_checkpoint(tjob),
-            "--num_envs",
-            str(settings["num_envs"]),
-            "--seed",
-            str(settings["seed"]),
-            "--device",
-            ctx.size["device"],
-            "--out",
-            os.path.join(directory, "eval_terrain.json"),
-            *play_overrides(exp, run),
-        ]
-        evals[(run, seed)] = Job(f"evaluate per terrain {run} seed {seed}", directory, argv)
+        for jobs, folder, flat in ((evals, "terrain", []), (flats, "terrain_flat", ["--flat"])):
+            directory = os.path.join(tjob.directory, folder)
+            argv = [
+                python(),
+                os.path.join(scripts, "evaluate_terrain.py"),
+                "--task",
+                run_tasks(exp, spec)[1],
+                "--algo",
+                run_algo(spec),
+                "--checkpoint",
+                trained_checkpoint(tjob),
+                "--num_envs",
+                str(settings["num_envs"]),
+                "--seed",
+                str(settings["seed"]),
+                "--device",
+                ctx.size["device"],
+                *flat,
+                "--out",
+                os.path.join(directory, "eval_terrain.json"),
+                *play_overrides(exp, run),
+            ]
+            where = " on flat ground" if flat else ""
+            jobs[(run, seed)] = Job(f"evaluate per terrain{where} {run} seed {seed}", directory, argv)
         if run_algo(spec) == "shac":
             directory = os.path.join(tjob.directory, "terrain_levels")
             argv = [
@@ -158,22 +162,24 @@ def terrain_jobs(
                 os.path.join(directory, "terrain_levels.json"),
             ]
             levels[(run, seed)] = Job(f"terrain levels {run} seed {seed}", directory, argv)
-    return evals, levels
+    return evals, flats, levels
 
 
 def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
     """Run the terrain jobs; ``{"tables": [per terrain, curriculum], "terrain": numbers, "curriculum": numbers}``."""
-    eval_jobs, level_jobs = terrain_jobs(ctx, exp, trained, settings)
+    eval_jobs, flat_jobs, level_jobs = terrain_jobs(ctx, exp, trained, settings)
     evals = run_and_load(eval_jobs, ctx.size["parallel_jobs"], "eval_terrain.json")
+    flats = run_and_load(flat_jobs, ctx.size["parallel_jobs"], "eval_terrain.json")
     records = run_and_load(level_jobs, ctx.size["parallel_jobs"], "terrain_levels.json")
-    per_terrain, terrain_numbers = terrain_table(exp, evals)
+    per_terrain, terrain_numbers = terrain_table(exp, evals, flats)
     curriculum, curriculum_numbers = curriculum_table(exp, records)
     tables = [
         "Per terrain (`scripts/experiments/evaluate_terrain.py`): each run's final checkpoint on its evaluation "
         f"task in hard contact, the first episode of each of {settings['num_envs']} envs on the terrain of seed "
         f"{settings['seed']} (the same terrain for every run and seed), grouped by the sub-terrain type and by "
         "the level the env started on; falls [%] and tracking error [m/s] as mean +- std over the run's seeds "
-        "(per seed in brackets), episodes summed over the seeds. `all`: every episode.\n\n" + per_terrain,
+        "(per seed in brackets), episodes summed over the seeds. `all`: every episode. `flat ground`: the same "
+        "envs and commands with every sub-terrain a plane (`evaluate_terrain.py --flat`).\n\n" + per_terrain,
         "Terrain-level curriculum (`scripts/experiments/terrain_levels.py`, SHAC runs): the share of the "
         "training envs at each level [%] and their mean level, stored in the checkpoints; the first, the first "
         "at or after every 100 iterations, and the last.\n\n" + curriculum,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from isaaclab.terrains import TerrainGeneratorCfg
+from isaaclab.terrains import MeshPlaneTerrainCfg, TerrainGeneratorCfg
 from isaaclab.terrains.config.rough import ROUGH_TERRAINS_CFG
 from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg
@@ -34,6 +34,11 @@ class DiffTerrainCfg:
     heightmap_resolution: float = 0.05
     """[m] cell of the heightfield the terrain is rasterised into once (the height scan and terrain-relative
     heights interpolate it bilinearly)."""
+
+    def use_flat_ground(self) -> None:
+        """Make every sub-terrain a plane (Isaac Lab's ``MeshPlaneTerrainCfg``), the grid, levels and origins kept: a
+        rough-task policy's evaluation without the terrain (``evaluate_terrain.py --flat``)."""
+        self.generator.sub_terrains = {"flat": MeshPlaneTerrainCfg(proportion=1.0)}
 
     def validate_values(self, prefix: str = "") -> None:
         """Raise ValueError naming ``prefix`` + the field whose value cannot work."""
