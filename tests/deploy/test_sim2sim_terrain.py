@@ -2,6 +2,7 @@
 regenerated from the bundle alone, has our terrain's heights; MuJoCo's ray-cast scan equals our differentiable scan;
 sim2sim.py's terrain run reports per type and level; bad terrain requests are one-line errors."""
 
+import copy
 import importlib.util
 import json
 import shutil
@@ -19,9 +20,10 @@ from helpers.training import TINY_SHAC
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the tasks)
 from isaaclab_diffsim.deploy import Controller, export_bundle, open_bundle
+from isaaclab_diffsim.deploy.io_spec import BundleMismatchError
 from isaaclab_diffsim.deploy.observations import rotate_inverse
 from isaaclab_diffsim.deploy.sim2sim import build_mujoco_anymal
-from isaaclab_diffsim.deploy.sim2sim.bundle_terrain import bundle_terrain
+from isaaclab_diffsim.deploy.sim2sim.bundle_terrain import bundle_terrain, terrain_generator_cfg
 from isaaclab_diffsim.deploy.sim2sim.mujoco_ground import GROUND_GROUP, MujocoGround
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv
@@ -30,7 +32,7 @@ from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.sh
 )
 from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.flat_env_cfg import AnymalCFlatTrotDiffEnvCfg
 from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.rough_env_cfg import AnymalCRoughDiffEnvCfg
-from isaaclab_diffsim.terrains import scan_points
+from isaaclab_diffsim.terrains import generate_terrain, scan_points
 from isaaclab_diffsim.terrains.grid_groups import column_sub_terrains
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -127,6 +129,23 @@ def test_bundle_carries_the_scan_and_the_terrain(rough, terrain):
     assert np.array_equal(terrain.origins, env.terrain.origins)
     assert np.array_equal(terrain.heights, env.heightmap.heights.double().numpy())
     assert (terrain.x0, terrain.y0, terrain.cell) == (env.heightmap.x0, env.heightmap.y0, env.heightmap.cell)
+
+
+def test_a_bundle_trained_without_curriculum_is_evaluated_in_the_curriculum_layout(rough):
+    env, _, io = rough
+    io = copy.deepcopy(io)
+    gen = terrain_generator_cfg(io)
+    random_tiles = generate_terrain(gen, 3, False)  # the terrain a run with env.terrain.curriculum=false trains on
+    assert not np.allclose(random_tiles.origins, env.terrain.origins)
+    io["terrain"]["generator"]["curriculum"] = False
+    io["terrain"]["origins"] = random_tiles.origins.tolist()
+    io["terrain"]["num_triangles"] = len(random_tiles.triangles)
+    terrain = bundle_terrain(io)
+    assert np.array_equal(terrain.origins, env.terrain.origins)  # the layout the reports group by
+    assert np.array_equal(terrain.heights, env.heightmap.heights.double().numpy())
+    io["terrain"]["origins"][0][0][0] += 0.5  # the trained terrain is still checked against the exported one
+    with pytest.raises(BundleMismatchError, match="origins off by 0.5 m"):
+        bundle_terrain(io)
 
 
 def test_mujoco_terrain_heights_match_ours(rough, mujoco_ground):

@@ -64,24 +64,28 @@ def terrain_generator_cfg(io: dict):
 
 
 def bundle_terrain(io: dict, seed: int | None = None) -> BundleTerrain:
-    """Regenerate the bundle's terrain (``seed``: another seed instead of the exported one) and rasterise it at
-    io.yaml's ``terrain.heightmap_resolution`` as the env does. With the exported seed, the sub-terrain origins and
-    the triangle count must be the exported ones (:class:`BundleMismatchError` otherwise: another generator)."""
+    """Regenerate the bundle's terrain (``seed``: another seed instead of the exported one) in the curriculum layout
+    (a level per row, a type per column: what the per-type and per-level reports group by, as
+    ``evaluate_terrain.py`` evaluates) and rasterise it at io.yaml's ``terrain.heightmap_resolution`` as the env
+    does. With the exported seed, the sub-terrain origins and the triangle count of the terrain the bundle was
+    trained on must be the exported ones (:class:`BundleMismatchError` otherwise: another generator); a bundle
+    trained without curriculum (tiles of random type and level) has its own terrain regenerated for that check."""
     from ...terrains import HeightMap, generate_terrain
 
     gen = terrain_generator_cfg(io)
     block = io["terrain"]
     if seed is not None:
         gen.seed = int(seed)
-    terrain = generate_terrain(gen, gen.seed, gen.curriculum)
+    terrain = generate_terrain(gen, gen.seed, True)
     if seed is None:
+        trained = terrain if gen.curriculum else generate_terrain(gen, gen.seed, False)
         want = np.asarray(block["origins"], dtype=np.float64)
-        same_shape = want.shape == terrain.origins.shape
-        off = float(np.abs(terrain.origins - want).max()) if same_shape else np.inf
-        if off > ORIGIN_ATOL or len(terrain.triangles) != int(block["num_triangles"]):
+        same_shape = want.shape == trained.origins.shape
+        off = float(np.abs(trained.origins - want).max()) if same_shape else np.inf
+        if off > ORIGIN_ATOL or len(trained.triangles) != int(block["num_triangles"]):
             raise BundleMismatchError(
                 f"the regenerated terrain is not the bundle's (sub-terrain origins off by {off:.3g} m, "
-                f"{len(terrain.triangles)} triangles against {block['num_triangles']}): this Isaac Lab's terrain "
+                f"{len(trained.triangles)} triangles against {block['num_triangles']}): this Isaac Lab's terrain "
                 "generator differs from the exporting one"
             )
     cell = float(block["heightmap_resolution"])
