@@ -156,3 +156,15 @@ def test_experiment_scripts_name_unknown_robots_and_tasks(tmp_path):
     proc = tool("experiments/gradient_norm_vs_horizon.py", "--tasks", "DiffSim-Nope", "--out", str(tmp_path / "g"))
     refused(proc, "unknown task", "DiffSim-Velocity-Flat-Go2-Direct")
     assert not (tmp_path / "g").exists()
+
+
+def test_evaluate_terrain_refuses_a_task_without_terrain(tmp_path):
+    ckpt = fake_checkpoint(tmp_path / "model_5.pt", SHAC_KEYS)
+    out = tmp_path / "eval.json"
+    proc = tool(
+        "experiments/evaluate_terrain.py",
+        *("--task", "DiffSim-Velocity-Flat-AnymalC-Direct-Play", "--algo", "shac", "--checkpoint", str(ckpt)),
+        *("--flat", "--out", str(out)),
+    )
+    refused(proc, "DiffSim-Velocity-Flat-AnymalC-Direct-Play has no generated terrain", "needs a rough task")
+    assert not out.exists()
