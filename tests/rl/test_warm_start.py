@@ -7,7 +7,7 @@ from helpers.shac import PointMassEnv, make_runner, small_cfg
 
 from isaaclab_diffsim.rl.checkpoints import CheckpointError
 from isaaclab_diffsim.rl.shac import ShacRunner
-from isaaclab_diffsim.rl.shac.warm_start import widened_state
+from isaaclab_diffsim.rl.shac.warm_start import first_observation_stats, widened_state
 
 EXTRA = 3
 
@@ -84,3 +84,36 @@ def test_a_wider_source_is_refused():
     target = {"model_state_dict": {"w": torch.zeros(4, 6)}, "target_critic_state_dict": {}}
     with pytest.raises(ValueError, match="at most"):
         widened_state(small, target, 9, 6)
+
+
+def test_first_obs_starts_the_extra_normaliser_entries_at_the_first_observation(source_checkpoint):
+    source, path = source_checkpoint
+    torch.manual_seed(5)
+    env = WidePointMassEnv(num_envs=8)
+    runner = ShacRunner(env, small_cfg(warm_start_obs_stats="first_obs"), device="cpu")
+    obs = env.get_observations().double()
+    runner.warm_start(path)
+    norm, src = runner.alg.obs_normalizer, source.alg.obs_normalizer
+    assert torch.allclose(norm.mean[6:], obs[:, 6:].mean(0)) and torch.allclose(norm.var[6:], obs[:, 6:].var(0, False))
+    assert torch.equal(norm.mean[:6], src.mean) and torch.equal(norm.var[:6], src.var)
+    assert torch.equal(norm.count, src.count)  # the source's weight in later merges
+    ours, theirs = runner.get_inference_policy(), source.get_inference_policy()
+    assert torch.allclose(ours(obs.float()), theirs(obs[:, :6].float()), atol=1e-6)  # still zero weight
+
+
+def test_first_observation_stats_by_hand():
+    state = {"mean": torch.tensor([5.0, 0.0, 0.0], dtype=torch.float64), "var": torch.ones(3, dtype=torch.float64)}
+    state["count"] = torch.tensor(1e6, dtype=torch.float64)
+    obs = torch.tensor([[1.0, 0.1, 2.0], [3.0, 0.3, float("nan")], [2.0, 0.5, 4.0]])
+    out = first_observation_stats(state, obs, 1)  # the nan row is left out: rows 0 and 2
+    assert out["mean"].tolist() == pytest.approx([5.0, 0.3, 3.0]) and out["var"].tolist() == pytest.approx(
+        [1.0, 0.04, 1.0]
+    )
+    assert float(out["count"]) == 1e6 and float(state["var"][1]) == 1.0  # the input is not changed
+    with pytest.raises(ValueError, match="no finite row"):
+        first_observation_stats(state, torch.full((2, 3), float("nan")), 1)
+
+
+def test_warm_start_obs_stats_is_checked():
+    with pytest.raises(ValueError, match="warm_start_obs_stats"):
+        small_cfg(warm_start_obs_stats="zeros").validate_values()

@@ -12,6 +12,7 @@ def test_only_the_shared_agent_overrides_reach_the_first_stage():
         "agent.max_iterations=9",
         "agent.warm_start_task=X",
         "agent.save_interval=3",
+        "agent.warm_start_obs_stats=first_obs",
         "env.terrain.max_init_terrain_level=2",
     ]
     assert passed_overrides(overrides) == overrides[:3]

@@ -21,6 +21,7 @@ _SECOND_STAGE_ONLY = (
     "warm_start",
     "warm_start_task",
     "warm_start_iterations",
+    "warm_start_obs_stats",
     "save_interval",
 )
 

@@ -46,7 +46,7 @@ from .resolve import resolve_class
 from .shac import SHAC, sync_device
 from .shac_cfg import ShacRunnerCfg
 from .state import detached, rng_states, set_rng_states, to_cpu, to_device
-from .warm_start import source_observations, widened_state
+from .warm_start import first_observation_stats, source_observations, widened_state
 
 
 class ShacRunner:
@@ -461,8 +461,9 @@ class ShacRunner:
 
     def warm_start(self, path: str) -> None:
         """Start this (fresh) run's actor, critic and normaliser from checkpoint ``path`` of a task whose observation
-        is the first part of this one's (:mod:`.warm_start`: extra inputs get zero weights). Optimisers, iteration
-        count, RNG and env state stay this run's. Raises CheckpointError naming the file if it does not fit."""
+        is the first part of this one's (:mod:`.warm_start`: extra inputs get zero weights; their normaliser entries as
+        ``cfg.warm_start_obs_stats`` says). Optimisers, iteration count, RNG and env state stay this run's. Raises
+        CheckpointError naming the file if it does not fit."""
         state = load_checkpoint(path, self.CHECKPOINT_KEYS, "SHAC runner", map_location=self.device)
         own = self.alg.state_dict()
         try:
@@ -470,8 +471,15 @@ class ShacRunner:
             widened = widened_state(state, own, source_obs, self.num_obs)
         except ValueError as err:
             raise checkpoint_error(path, str(err)) from err
+        norm = widened.get("obs_normalizer_state_dict")
+        first_obs = self.cfg.warm_start_obs_stats == "first_obs" and norm is not None and source_obs < self.num_obs
+        if first_obs:
+            obs = self.env.get_observations().detach().to(self.device)
+            widened["obs_normalizer_state_dict"] = first_observation_stats(norm, obs, source_obs)
         self.alg.load_state_dict(widened, load_optimizer=False)
         print(f"[SHAC] warm start from {path}: {source_obs} of {self.num_obs} observations, the rest at zero weight")
+        if first_obs:
+            print("[SHAC] warm start: the normaliser's entries for the rest start at their first observation's moments")
 
     # ------------------------------------------------------------------ inference, export
 

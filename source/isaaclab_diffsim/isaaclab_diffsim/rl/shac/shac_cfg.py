@@ -34,6 +34,7 @@ from ...utils.validation import (
     sequence,
 )
 from .activations import ACTIVATIONS
+from .warm_start import WARM_START_OBS_STATS
 
 _POLICY_RULES = {
     "actor_hidden_dims": sequence(integer(1), min_length=1),
@@ -80,6 +81,7 @@ _RUNNER_RULES = {
     "warm_start": optional(Rule("a checkpoint file path", lambda v: isinstance(v, str) and v != "")),
     "warm_start_task": optional(Rule("a task id", lambda v: isinstance(v, str) and v != "")),
     "warm_start_iterations": optional(integer(1)),
+    "warm_start_obs_stats": one_of(*WARM_START_OBS_STATS),
 }
 
 
@@ -341,6 +343,13 @@ class ShacRunnerCfg:
 
     warm_start_iterations: int | None = None
     """Iterations of the :attr:`warm_start_task` stage (None: that task's ``max_iterations``)."""
+
+    warm_start_obs_stats: str = "unit"
+    """Where the normaliser's entries for the extra inputs of a warm start (the rough task's height scan) start:
+    ``"unit"``, mean 0 and variance 1; ``"first_obs"``, the mean and variance over the envs of this task's first
+    observation. Either way they then merge with the source's sample count, which outweighs this run's samples for
+    hundreds of iterations, so ``"unit"`` scales a scan of about 0.08 m spread down some tenfold against the
+    source's inputs (:mod:`~isaaclab_diffsim.rl.shac.warm_start`)."""
 
     kappa_schedule: KappaScheduleCfg = KappaScheduleCfg()
     """The smoothed contact model's kappa over the iterations (off by default: the env's ``solver_cfg.kappa``). When

@@ -1,12 +1,16 @@
 """Start a SHAC run from another task's networks whose observation is the first part of this task's (a flat policy
 on the rough task, whose height scan follows the flat terms): the extra inputs get zero weights, so the started
-policy acts as the source policy did, and the normaliser's extra entries start at mean 0, variance 1."""
+policy acts as the source policy did. The normaliser's extra entries start at mean 0, variance 1, or at the moments of
+this task's first observation (:func:`first_observation_stats`)."""
 
 from __future__ import annotations
 
 import torch
 
 NETWORK_KEYS = ("model_state_dict", "target_critic_state_dict")
+
+WARM_START_OBS_STATS = ("unit", "first_obs")
+"""Values of ``ShacRunnerCfg.warm_start_obs_stats``: where the normaliser's extra entries start."""
 
 
 def widened_state(source: dict, target: dict, source_obs: int, target_obs: int) -> dict:
@@ -52,3 +56,20 @@ def _widened(name: str, src: torch.Tensor, tgt: torch.Tensor, source_obs: int, t
         f"warm start: {name} has shape {tuple(src.shape)} in the checkpoint, {tuple(tgt.shape)} here "
         "(only the input layer and the normaliser may grow with the observation)"
     )
+
+
+def first_observation_stats(normalizer_state: dict, obs: torch.Tensor, source_obs: int) -> dict:
+    """``normalizer_state`` (a widened normaliser's ``mean`` / ``var`` / ``count``) with the entries after the first
+    ``source_obs`` set to the mean and population variance of ``obs`` (``[envs, obs]``, finite rows) over the envs.
+
+    The count stays the source's: a running merge (``m2 = var * count + ...``) weighs the started statistics by it,
+    and the source's count is that of every sample it saw, so entries left at 0 / 1 would stay near 1 for as many
+    samples again, dividing an input of spread s by about 1 where its own statistics divide by s."""
+    x = obs.detach().reshape(-1, normalizer_state["mean"].shape[0])
+    x = x[torch.isfinite(x).all(dim=1)][:, source_obs:].to(normalizer_state["mean"])
+    if x.shape[0] == 0:
+        raise ValueError("warm start: the task's first observation has no finite row to start the normaliser from")
+    out = {k: v.clone() for k, v in normalizer_state.items()}
+    out["mean"][source_obs:] = x.mean(dim=0)
+    out["var"][source_obs:] = x.var(dim=0, unbiased=False)
+    return out
