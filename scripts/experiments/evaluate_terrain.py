@@ -9,6 +9,9 @@ on. The terrain keeps the generator's curriculum layout (a level per row, a type
 ``terrain.curriculum`` also sets, so the curriculum stays on. ``scripts/deploy/sim2sim.py BUNDLE --sim mujoco
 --terrain`` reports MuJoCo's in the same layout. ``--flat`` makes every sub-terrain a plane (Isaac Lab's
 ``MeshPlaneTerrainCfg``) on the same grid, with the same commands: what the policy does without the terrain.
+``--flatten_scan`` keeps the terrain and gives the policy a scan with every point at the mean of its env's scan (a
+flat ground at the mean height under the grid): the policy keeps its height over the ground and loses the terrain's
+shape, which measures how much it uses the shape.
 """
 
 from __future__ import annotations
@@ -24,12 +27,28 @@ from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.terrains.grid_groups import terrain_groups
 
 
+def flattened_scan_policy(policy, columns: slice):
+    """``policy`` fed observations whose height-scan ``columns`` all read their row's mean."""
+
+    def act(obs: torch.Tensor) -> torch.Tensor:
+        obs = obs.clone()
+        obs[:, columns] = obs[:, columns].mean(dim=1, keepdim=True)
+        return policy(obs)
+
+    return act
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_policy_arguments(p, contact_models="hard", num_envs=100)
     p.set_defaults(task="DiffSim-Velocity-Rough-AnymalC-Direct-Play")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--flat", action="store_true", help="every sub-terrain a plane: the policy without the terrain")
+    p.add_argument(
+        "--flatten_scan",
+        action="store_true",
+        help="every height-scan point reads the mean of its env's scan: the policy without the terrain's shape",
+    )
     args = p.parse_args()
 
     def configure(env_cfg):
@@ -42,6 +61,10 @@ def main():
             env_cfg.terrain.use_flat_ground()
 
     env, policy, _ = make_policy_env(args, configure)
+    if args.flatten_scan:
+        if env.scan_columns is None:
+            raise SystemExit(f"--flatten_scan: {args.task} observes no height scan (env.height_scan)")
+        policy = flattened_scan_policy(policy, env.scan_columns)
     env.set_contact_model(args.contact_models.split(",")[0])
     torch.manual_seed(args.seed)
     env.reset(seed=args.seed)
@@ -51,7 +74,12 @@ def main():
     rows = terrain_groups(env.cfg.terrain.generator, types, levels, result.tracking_errors, result.falls)
     for key, row in rows.items():
         print(f"[evaluate] {key:28s} {row}", flush=True)
-    out = {"checkpoint": os.path.abspath(args.checkpoint), "summary": result.summary(), "groups": rows}
+    out = {
+        "checkpoint": os.path.abspath(args.checkpoint),
+        "flatten_scan": args.flatten_scan,
+        "summary": result.summary(),
+        "groups": rows,
+    }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1)

@@ -235,6 +235,7 @@ def test_gait_clock_and_foot_height_reference():
     cfg.events.reset_joint_scale_range = (1.0, 1.0)
     env = DiffVelocityEnv(cfg)
     assert env.num_obs == 50 and env.observation_space.shape == (2, 50)
+    assert env.scan_columns is None  # no height scan: only the flat terms and the clock
     obs = env.reset()
     assert obs.shape == (2, 50)
     torch.testing.assert_close(obs[:, -2:], torch.tensor([[0.0, 1.0]] * 2))

@@ -103,6 +103,13 @@ def test_env_builds_and_steps_on_the_terrain(env):
     assert obs.shape == (n, env.num_obs) and torch.isfinite(obs).all() and torch.isfinite(reward).all()
 
 
+def test_scan_columns_hold_the_height_scan(env):
+    cols = env.scan_columns
+    assert (cols.start, cols.stop) == (48, 48 + 187)  # after the flat terms; the rough task has no gait clock
+    obs = env._get_observations()
+    torch.testing.assert_close(obs[:, cols], env._height_scan(env.q), rtol=0, atol=0)
+
+
 def newton_mesh_type():
     import newton
 

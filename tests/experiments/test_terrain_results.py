@@ -7,6 +7,7 @@ import os
 import pytest
 import terrain_levels
 import torch
+from evaluate_terrain import flattened_scan_policy
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
@@ -105,9 +106,13 @@ def test_terrain_table_per_group_and_run_over_seeds():
         ("a", 2): {"summary": "", "groups": {"type flat": {"episodes": 6, "tracking_error": 0.2, "fall_rate": 0.5}}}
     }
     assert terrain_table(exp, evals)[0].splitlines()[4].startswith("| type pyramid_stairs")  # no flat-ground row
-    table, numbers = terrain_table(exp, evals, flats)
-    assert table.splitlines()[4] == "| flat ground | a | 2 | 6 | 50.0 | 0.200 |"  # after `all`, the seeds that have one
+    table, numbers = terrain_table(exp, evals, {"flat ground": flats, "flattened scan": {("b", 1): evals[("a", 2)]}})
+    lines = table.splitlines()
+    assert lines[4] == "| flat ground | a | 2 | 6 | 50.0 | 0.200 |"  # after `all`, the seeds that have one
+    assert lines[5] == "| flattened scan | b | 1 | 6 | 83.3 | 0.433 |"  # then the next evaluation's
+    assert lines[6].startswith("| type pyramid_stairs")
     assert numbers["a"]["flat ground"]["falls [%]"] == [50.0] and "flat ground" not in numbers["b"]
+    assert numbers["b"]["flattened scan"]["falls [%]"] == [pytest.approx(83.3333, abs=1e-3)]
     table, numbers = terrain_table(exp, evals)
     lines = table.splitlines()
     assert lines[0] == "| terrain | run | seeds | episodes | falls [%] | tracking error [m/s] |"
@@ -178,7 +183,8 @@ def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
         (directory / "run" / "model_500.pt").write_bytes(b"")
         trained[(run, 1)] = Job(f"train {run}", str(directory), [], {"run_dir": str(directory / "run")})
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    evals, flats, levels = terrain_jobs(ctx, exp, trained, {"num_envs": 120, "seed": 71})
+    jobs, levels = terrain_jobs(ctx, exp, trained, {"num_envs": 120, "seed": 71})
+    evals, flats, flattened = jobs["terrain"], jobs["terrain_flat"], jobs["terrain_flattened_scan"]
     argv = evals[("shac", 1)].argv
     assert argv[1].endswith("scripts/experiments/evaluate_terrain.py")
     assert argv[2:] == [
@@ -206,6 +212,14 @@ def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
         + argv[at + 2 :]
     )
     assert flats[("shac", 1)].directory != evals[("shac", 1)].directory
+    assert flattened[("shac", 1)].argv == [
+        *argv[:at],
+        "--flatten_scan",
+        "--out",
+        str(tmp_path / "shac" / "seed1" / "terrain_flattened_scan" / "eval_terrain.json"),
+        *argv[at + 2 :],
+    ]
+    assert set(flattened) == set(evals)
     assert evals[("ppo", 1)].argv[evals[("ppo", 1)].argv.index("--algo") + 1] == "ppo"
     assert set(flats) == set(evals)
     assert list(levels) == [("shac", 1)]  # rsl_rl's checkpoints hold no levels
@@ -225,11 +239,12 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
     settings = {"num_envs": 6, "seed": 71}
-    evals, flats, levels = terrain_jobs(ctx, exp, trained, settings)
+    jobs, levels = terrain_jobs(ctx, exp, trained, settings)
     flat_groups = {"type flat": {"episodes": 6, "tracking_error": 0.25, "fall_rate": 0.0}}
     for job, name, content in (
-        (evals[("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(0.5, 0.3)}),
-        (flats[("shac", 1)], "eval_terrain.json", {"summary": "", "groups": flat_groups}),
+        (jobs["terrain"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(0.5, 0.3)}),
+        (jobs["terrain_flat"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": flat_groups}),
+        (jobs["terrain_flattened_scan"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(1, 0.6)}),
         (levels[("shac", 1)], "terrain_levels.json", level_record([(50, 3200, torch.tensor([0, 1, 1, 1]), 2)])),
     ):  # completed jobs (done.json with their command) are reused, not run
         os.makedirs(job.directory)
@@ -242,6 +257,7 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     assert "6 envs on the terrain of seed 71" in per_terrain and "| all | shac | 1 | 6 | 66.7 | 0.367 |" in per_terrain
     assert "| flat ground | shac | 1 | 6 | 0.0 | 0.250 |" in per_terrain
     assert out["terrain"]["shac"]["flat ground"]["tracking error [m/s]"] == [0.25]
+    assert "| flattened scan | shac | 1 | 6 | 100.0 | 0.567 |" in per_terrain
     assert "| shac | 1 | 50 | 0.00 | 0.75 | 25.0 | 75.0 |" in curriculum
     assert out["curriculum"] == {"shac seed 1": {"iteration": [50], "mean_level": [0.75]}}
     assert out["terrain"]["shac"]["level 10"]["falls [%]"] == [100.0]
@@ -253,3 +269,17 @@ def test_evaluations_keep_the_level_layout_of_a_run_trained_without_curriculum()
         "runs": {"r": {"overrides": ["env.terrain.curriculum=false", "env.rewards.foot_lift=1.0", "agent.horizon=8"]}},
     }
     assert play_overrides(exp, "r") == ["env.terrain.generator.num_rows=5", "env.rewards.foot_lift=1.0"]
+
+
+def test_flattened_scan_policy_feeds_each_row_its_scan_mean():
+    """evaluate_terrain.py --flatten_scan: the scan's entries read their row's mean, the others are untouched, and
+    the caller's observation is not modified."""
+    obs = torch.arange(24.0).reshape(2, 12) ** 2
+    before = obs.clone()
+    fed = []
+    act = flattened_scan_policy(lambda o: fed.append(o) or o[:, :1], slice(3, 9))
+    act(obs)
+    (seen,) = fed
+    torch.testing.assert_close(seen[:, 3:9], before[:, 3:9].mean(dim=1, keepdim=True).expand(2, 6))
+    assert torch.equal(seen[:, :3], before[:, :3]) and torch.equal(seen[:, 9:], before[:, 9:])
+    assert torch.equal(obs, before)

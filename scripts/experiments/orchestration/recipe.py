@@ -8,7 +8,8 @@ envs) and reports tracking, falls, the gait measures and the drift under a zero 
 
 With a ``terrain_eval`` mapping (``{num_envs, seed}``, rough tasks) each (run, seed) also gets
 ``scripts/experiments/evaluate_terrain.py`` (falls and tracking per sub-terrain type and level, on the terrain of
-that seed, the same for every run; again with every sub-terrain a plane, ``--flat``) and, for SHAC runs,
+that seed, the same for every run; again with every sub-terrain a plane, ``--flat``, and with the height scan
+flattened to its mean, ``--flatten_scan``) and, for SHAC runs,
 ``scripts/experiments/terrain_levels.py`` (the level distribution at each checkpoint); two more tables show them.
 """
 
@@ -17,7 +18,12 @@ from __future__ import annotations
 import os
 
 from isaaclab_diffsim.experiments.recipe import summarize
-from isaaclab_diffsim.experiments.terrain import curriculum_table, terrain_table
+from isaaclab_diffsim.experiments.terrain import (
+    FLAT_GROUP,
+    FLATTENED_SCAN_GROUP,
+    curriculum_table,
+    terrain_table,
+)
 
 from .context import ExperimentContext
 from .jobs import Job, python, run_and_load, run_jobs
@@ -118,17 +124,27 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
     return jobs
 
 
+TERRAIN_EVALUATIONS = (
+    ("terrain", (), ""),
+    ("terrain_flat", ("--flat",), FLAT_GROUP),
+    ("terrain_flattened_scan", ("--flatten_scan",), FLATTENED_SCAN_GROUP),
+)
+"""evaluate_terrain.py's evaluations of each (run, seed): (folder, flags, the group of the per-terrain table that
+shows all its episodes; empty: the table's own groups)."""
+
+
 def terrain_jobs(
     ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict
-) -> tuple[dict, dict, dict]:
-    """({(run, seed): evaluate_terrain.py job}, {(run, seed): the same on flat ground (``--flat``)}, {(run, seed):
-    terrain_levels.py job}); the last for SHAC runs only (their checkpoints store the envs' levels). ``settings``:
+) -> tuple[dict, dict]:
+    """({folder of :data:`TERRAIN_EVALUATIONS`: {(run, seed): evaluate_terrain.py job}}, {(run, seed):
+    terrain_levels.py job}); the levels for SHAC runs only (their checkpoints store the envs' levels). ``settings``:
     :func:`terrain_eval`'s."""
     scripts = os.path.join(ctx.repo, "scripts", "experiments")
-    evals, flats, levels = {}, {}, {}
+    evals = {folder: {} for folder, _, _ in TERRAIN_EVALUATIONS}
+    levels = {}
     for (run, seed), tjob in trained.items():
         spec = exp["runs"][run]
-        for jobs, folder, flat in ((evals, "terrain", []), (flats, "terrain_flat", ["--flat"])):
+        for folder, flags, group in TERRAIN_EVALUATIONS:
             directory = os.path.join(tjob.directory, folder)
             argv = [
                 python(),
@@ -145,13 +161,13 @@ def terrain_jobs(
                 str(settings["seed"]),
                 "--device",
                 ctx.size["device"],
-                *flat,
+                *flags,
                 "--out",
                 os.path.join(directory, "eval_terrain.json"),
                 *play_overrides(exp, run),
             ]
-            where = " on flat ground" if flat else ""
-            jobs[(run, seed)] = Job(f"evaluate per terrain{where} {run} seed {seed}", directory, argv)
+            where = f" ({group})" if group else ""
+            evals[folder][(run, seed)] = Job(f"evaluate per terrain{where} {run} seed {seed}", directory, argv)
         if run_algo(spec) == "shac":
             directory = os.path.join(tjob.directory, "terrain_levels")
             argv = [
@@ -162,16 +178,18 @@ def terrain_jobs(
                 os.path.join(directory, "terrain_levels.json"),
             ]
             levels[(run, seed)] = Job(f"terrain levels {run} seed {seed}", directory, argv)
-    return evals, flats, levels
+    return evals, levels
 
 
 def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
     """Run the terrain jobs; ``{"tables": [per terrain, curriculum], "terrain": numbers, "curriculum": numbers}``."""
-    eval_jobs, flat_jobs, level_jobs = terrain_jobs(ctx, exp, trained, settings)
-    evals = run_and_load(eval_jobs, ctx.size["parallel_jobs"], "eval_terrain.json")
-    flats = run_and_load(flat_jobs, ctx.size["parallel_jobs"], "eval_terrain.json")
+    eval_jobs, level_jobs = terrain_jobs(ctx, exp, trained, settings)
+    loaded = {
+        group: run_and_load(eval_jobs[folder], ctx.size["parallel_jobs"], "eval_terrain.json")
+        for folder, _, group in TERRAIN_EVALUATIONS
+    }
     records = run_and_load(level_jobs, ctx.size["parallel_jobs"], "terrain_levels.json")
-    per_terrain, terrain_numbers = terrain_table(exp, evals, flats)
+    per_terrain, terrain_numbers = terrain_table(exp, loaded.pop(""), loaded)
     curriculum, curriculum_numbers = curriculum_table(exp, records)
     tables = [
         "Per terrain (`scripts/experiments/evaluate_terrain.py`): each run's final checkpoint on its evaluation "
@@ -179,7 +197,9 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
         f"{settings['seed']} (the same terrain for every run and seed), grouped by the sub-terrain type and by "
         "the level the env started on; falls [%] and tracking error [m/s] as mean +- std over the run's seeds "
         "(per seed in brackets), episodes summed over the seeds. `all`: every episode. `flat ground`: the same "
-        "envs and commands with every sub-terrain a plane (`evaluate_terrain.py --flat`).\n\n" + per_terrain,
+        "envs and commands with every sub-terrain a plane (`evaluate_terrain.py --flat`). `flattened scan`: the "
+        "same terrain with every height-scan point at the mean of its env's scan (`evaluate_terrain.py "
+        "--flatten_scan`): the policy without the terrain's shape.\n\n" + per_terrain,
         "Terrain-level curriculum (`scripts/experiments/terrain_levels.py`, SHAC runs): the share of the "
         "training envs at each level [%] and their mean level, stored in the checkpoints; the first, the first "
         "at or after every 100 iterations, and the last.\n\n" + curriculum,

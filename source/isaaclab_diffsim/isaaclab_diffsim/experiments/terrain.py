@@ -90,18 +90,25 @@ TERRAIN_COLUMNS = (
 FLAT_GROUP = "flat ground"
 """The row of the evaluation with every sub-terrain a plane (``evaluate_terrain.py --flat``)."""
 
+FLATTENED_SCAN_GROUP = "flattened scan"
+"""The row of the evaluation with every height-scan point at its env's mean (``evaluate_terrain.py
+--flatten_scan``): the terrain without its shape in the observation."""
 
-def terrain_table(exp: dict, evals: dict, flats: dict | None = None) -> tuple[str, dict]:
+
+def terrain_table(exp: dict, evals: dict, overall: dict[str, dict] | None = None) -> tuple[str, dict]:
     """Markdown table of ``evals`` ({(run, seed): evaluate_terrain.py's JSON}): a row per (group, run), all episodes
-    first, then all episodes of ``flats`` (the same on flat ground, ``--flat``; group :data:`FLAT_GROUP`) where given,
-    then each sub-terrain type and each level; falls and tracking as mean +- std over the run's seeds (per seed in
-    brackets), episodes summed over the seeds. Returns it and {run: {group: {column: per seed}}}."""
+    first, then all episodes of each evaluation of ``overall`` ({group: {(run, seed): JSON}}, e.g. :data:`FLAT_GROUP`,
+    :data:`FLATTENED_SCAN_GROUP`) where given, then each sub-terrain type and each level; falls and tracking as mean
+    +- std over the run's seeds (per seed in brackets), episodes summed over the seeds. Returns it and {run: {group:
+    {column: per seed}}}."""
     header = "| terrain | run | seeds | episodes | " + " | ".join(c for c, _, _, _ in TERRAIN_COLUMNS) + " |"
     rows, numbers = [header, "| " + " | ".join(["---"] * (4 + len(TERRAIN_COLUMNS))) + " |"], {}
     groups = {key: dict(e["groups"], all=_overall(e["groups"])) for key, e in evals.items()}
-    for key, e in (flats or {}).items():
-        groups.setdefault(key, {})[FLAT_GROUP] = _overall(e["groups"])
-    for group in ["all", FLAT_GROUP, *_group_order(list(evals.values()))]:
+    overall = overall or {}
+    for group, results in overall.items():
+        for key, e in results.items():
+            groups.setdefault(key, {})[group] = _overall(e["groups"])
+    for group in ["all", *overall, *_group_order(list(evals.values()))]:
         for run, spec in exp["runs"].items():
             seeds = [s for s in spec.get("seeds", exp["seeds"]) if group in groups.get((run, s), {})]
             if not seeds:

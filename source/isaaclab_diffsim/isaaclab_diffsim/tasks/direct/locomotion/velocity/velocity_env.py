@@ -236,6 +236,15 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         layout's joint count."""
         return mdp.observation_terms(self.layout.num_joints)
 
+    @property
+    def scan_columns(self) -> slice | None:
+        """The height scan's entries of the observation (after the flat-MDP terms, before the gait clock); None
+        without a scan."""
+        if self.scan_pattern is None:
+            return None
+        start = self._observation_terms()["actions"].stop
+        return slice(start, start + len(self.scan_pattern))
+
     def _check_sizes(self) -> None:
         """The config's observation and action sizes must be those of the model's layout."""
         obs = self._observation_terms()["actions"].stop
