@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import torch
 
+from .modules.normalization import batch_moments
+
 NETWORK_KEYS = ("model_state_dict", "target_critic_state_dict")
 
 WARM_START_OBS_STATS = ("unit", "first_obs")
@@ -65,11 +67,11 @@ def first_observation_stats(normalizer_state: dict, obs: torch.Tensor, source_ob
     The count stays the source's: a running merge (``m2 = var * count + ...``) weighs the started statistics by it,
     and the source's count is that of every sample it saw, so entries left at 0 / 1 would stay near 1 for as many
     samples again, dividing an input of spread s by about 1 where its own statistics divide by s."""
-    x = obs.detach().reshape(-1, normalizer_state["mean"].shape[0])
-    x = x[torch.isfinite(x).all(dim=1)][:, source_obs:].to(normalizer_state["mean"])
-    if x.shape[0] == 0:
+    d = normalizer_state["mean"].shape[0]
+    moments = batch_moments(obs, d)
+    if float(moments[0]) == 0:
         raise ValueError("warm start: the task's first observation has no finite row to start the normaliser from")
     out = {k: v.clone() for k, v in normalizer_state.items()}
-    out["mean"][source_obs:] = x.mean(dim=0)
-    out["var"][source_obs:] = x.var(dim=0, unbiased=False)
+    out["mean"][source_obs:] = moments[1 + source_obs : 1 + d].to(out["mean"])
+    out["var"][source_obs:] = moments[1 + d + source_obs :].to(out["var"])
     return out

@@ -6,6 +6,19 @@ import torch
 import torch.nn as nn
 
 
+@torch.no_grad()
+def batch_moments(x: torch.Tensor, num_obs: int, device=None) -> torch.Tensor:
+    """``[n, mean..., var...]`` (float64, population variance) of the finite rows of ``x`` (``num_obs`` columns);
+    zeros on ``device`` if none."""
+    x = x.detach().reshape(-1, num_obs)
+    x = x[torch.isfinite(x).all(dim=1)].to(torch.float64)
+    n = x.shape[0]
+    if n == 0:
+        return torch.zeros(1 + 2 * num_obs, dtype=torch.float64, device=device)
+    n_t = torch.full((1,), float(n), dtype=torch.float64, device=x.device)
+    return torch.cat([n_t, x.mean(dim=0), x.var(dim=0, unbiased=False)])
+
+
 class RunningObsNormalizer(nn.Module):
     """Running mean and variance of observations (parallel Welford merge, float64 statistics).
 
@@ -24,14 +37,8 @@ class RunningObsNormalizer(nn.Module):
 
     @torch.no_grad()
     def batch_moments(self, x: torch.Tensor) -> torch.Tensor:
-        """``[n, mean..., var...]`` (float64, population variance) of the finite rows of ``x``; zeros if none."""
-        x = x.detach().reshape(-1, self.mean.shape[0])
-        x = x[torch.isfinite(x).all(dim=1)].to(torch.float64)
-        n = x.shape[0]
-        if n == 0:
-            return torch.zeros(1 + 2 * self.mean.shape[0], dtype=torch.float64, device=self.mean.device)
-        n_t = torch.full((1,), float(n), dtype=torch.float64, device=x.device)
-        return torch.cat([n_t, x.mean(dim=0), x.var(dim=0, unbiased=False)])
+        """:func:`batch_moments` of ``x`` for this normaliser's observations."""
+        return batch_moments(x, self.mean.shape[0], self.mean.device)
 
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
