@@ -236,6 +236,26 @@ def test_recipe_runs_may_name_their_own_task():
     assert run_tasks({"task": "T"}, {}) == ("T", None)  # experiments that train only (deployability)
 
 
+def test_recipe_run_overrides_read_the_jobs_seed(tmp_path):
+    """``{seed}`` in a run's override reads each job's seed (its own first stage per seed), in training and in the
+    evaluations; the factor column keeps the field."""
+    from orchestration.context import ExperimentContext
+    from orchestration.recipe import play_overrides, run_overrides, training_jobs
+
+    exp = {
+        "name": "e",
+        "task": "T",
+        "seeds": [3, 4],
+        "runs": {"r": {"overrides": ["agent.warm_start=a/seed{seed}/m.pt", "env.kp={seed}0.0"]}},
+    }
+    size = {"device": "cpu", "num_envs": 2, "shac_iterations": 1}
+    ctx = ExperimentContext(REPO, str(tmp_path / "runs"), str(tmp_path / "out"), size)
+    jobs = training_jobs(ctx, exp)
+    assert "agent.warm_start=a/seed3/m.pt" in jobs[("r", 3)].argv and "env.kp=40.0" in jobs[("r", 4)].argv
+    assert play_overrides(exp, "r", 4) == ["env.kp=40.0"]
+    assert run_overrides(exp, exp["runs"]["r"]) == ["agent.warm_start=a/seed{seed}/m.pt", "env.kp={seed}0.0"]
+
+
 def test_gradient_horizon_table_reports_the_growth_per_robot():
     from isaaclab_diffsim.experiments.script_results import summary_table
 

@@ -31,8 +31,14 @@ from .table1 import trained_checkpoint
 from .training import training_job
 
 
-def run_overrides(exp: dict, spec: dict) -> list[str]:
-    return [*exp.get("base_overrides", []), *spec.get("overrides", [])]
+SEED_FIELD = "{seed}"
+"""Written in a run's override, it reads the job's seed (a per-seed first stage: ``agent.warm_start=.../seed{seed}/...``)."""
+
+
+def run_overrides(exp: dict, spec: dict, seed: int | None = None) -> list[str]:
+    """The experiment's ``base_overrides`` plus the run's; with ``seed``, every ``{seed}`` in them reads it."""
+    overrides = [*exp.get("base_overrides", []), *spec.get("overrides", [])]
+    return overrides if seed is None else [o.replace(SEED_FIELD, str(seed)) for o in overrides]
 
 
 def run_algo(spec: dict) -> str:
@@ -68,12 +74,13 @@ def terrain_eval(exp: dict) -> dict | None:
     return {"num_envs": spec["num_envs"], "seed": spec["seed"]}
 
 
-def play_overrides(exp: dict, run: str) -> list[str]:
+def play_overrides(exp: dict, run: str, seed: int | None = None) -> list[str]:
     """The run's ``env.*`` overrides for its evaluations: the policy's MDP and rewards, not the training events or
     commands (the -Play task sets its own: no pushes, no kicks, no standing envs), nor ``env.terrain.curriculum``
     (off, the generator mixes the levels; the evaluations group by the level layout of the curriculum)."""
     play_own = ("env.events.", "env.commands.", "env.terrain.curriculum")
-    return [o for o in run_overrides(exp, exp["runs"][run]) if o.startswith("env.") and not o.startswith(play_own)]
+    overrides = run_overrides(exp, exp["runs"][run], seed)
+    return [o for o in overrides if o.startswith("env.") and not o.startswith(play_own)]
 
 
 def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Job]:
@@ -92,7 +99,7 @@ def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Jo
                 num_envs=spec.get("num_envs", ctx.size["num_envs"]),
                 iterations=spec.get("iterations", ctx.size[f"{algo}_iterations"]),
                 device=ctx.size["device"],
-                overrides=run_overrides(exp, spec),
+                overrides=run_overrides(exp, spec, seed),
             )
     return jobs
 
@@ -118,7 +125,7 @@ def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
             str(exp["gait_command"]),
             "--out",
             os.path.join(directory, "locomotion.json"),
-            *play_overrides(exp, run),
+            *play_overrides(exp, run, seed),
         ]
         jobs[(run, seed)] = Job(f"evaluate {run} seed {seed}", directory, argv)
     return jobs
@@ -164,7 +171,7 @@ def terrain_jobs(
                 *flags,
                 "--out",
                 os.path.join(directory, "eval_terrain.json"),
-                *play_overrides(exp, run),
+                *play_overrides(exp, run, seed),
             ]
             where = f" ({group})" if group else ""
             evals[folder][(run, seed)] = Job(f"evaluate per terrain{where} {run} seed {seed}", directory, argv)
