@@ -30,9 +30,8 @@ from .jobs import Job, python, run_and_load, run_jobs
 from .table1 import trained_checkpoint
 from .training import training_job
 
-
 SEED_FIELD = "{seed}"
-"""Written in a run's override, it reads the job's seed (a per-seed first stage: ``agent.warm_start=.../seed{seed}/...``)."""
+"""In a run's override, reads the job's seed (a first stage per seed: ``agent.warm_start=.../seed{seed}/...``)."""
 
 
 def run_overrides(exp: dict, spec: dict, seed: int | None = None) -> list[str]:
