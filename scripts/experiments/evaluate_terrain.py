@@ -11,7 +11,8 @@ on. The terrain keeps the generator's curriculum layout (a level per row, a type
 ``MeshPlaneTerrainCfg``) on the same grid, with the same commands: what the policy does without the terrain.
 ``--flatten_scan`` keeps the terrain and gives the policy a scan with every point at the mean of its env's scan (a
 flat ground at the mean height under the grid): the policy keeps its height over the ground and loses the terrain's
-shape, which measures how much it uses the shape.
+shape, which measures how much it uses the shape. A fall is a base below ``min_base_height`` above the ground under
+it or tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes whose fall had the base tilted.
 """
 
 from __future__ import annotations
@@ -36,6 +37,22 @@ def flattened_scan_policy(policy, columns: slice):
         return policy(obs)
 
     return act
+
+
+class FirstEpisodeTilt:
+    """Whether each env's first episode ended in a failure with the base tilted (``env.failure_tilted``), read
+    after every ``env.step`` (``evaluate``'s ``step_callback``) from the env's done flags of that step."""
+
+    def __init__(self, env):
+        self.env = env
+        self.ended = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self.tilted = torch.zeros_like(self.ended)
+
+    def __call__(self):
+        env = self.env
+        first = ~self.ended & (env.reset_terminated | env.reset_time_outs)
+        self.tilted |= first & env.reset_terminated & env.failure_tilted
+        self.ended |= first
 
 
 def main():
@@ -69,15 +86,18 @@ def main():
     torch.manual_seed(args.seed)
     env.reset(seed=args.seed)
     levels, types = env.terrain_level.cpu().numpy(), env.terrain_levels.types.cpu().numpy()
-    result = evaluate(env, policy, env.num_envs, progress=False)
-    print(f"[evaluate] all: {result.summary()}", flush=True)
-    rows = terrain_groups(env.cfg.terrain.generator, types, levels, result.tracking_errors, result.falls)
+    tilt = FirstEpisodeTilt(env)
+    result = evaluate(env, policy, env.num_envs, progress=False, step_callback=tilt)
+    tilted_falls = result.falls & tilt.tilted.cpu().numpy()
+    print(f"[evaluate] all: {result.summary()}, tilted falls {100 * tilted_falls.mean():.1f} %", flush=True)
+    rows = terrain_groups(env.cfg.terrain.generator, types, levels, result.tracking_errors, result.falls, tilted_falls)
     for key, row in rows.items():
         print(f"[evaluate] {key:28s} {row}", flush=True)
     out = {
         "checkpoint": os.path.abspath(args.checkpoint),
         "flatten_scan": args.flatten_scan,
         "summary": result.summary(),
+        "tilted_fall_rate": float(tilted_falls.mean()),
         "groups": rows,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

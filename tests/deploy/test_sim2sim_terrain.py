@@ -373,3 +373,6 @@ def test_terrain_groups_layout_and_columns():
     assert groups["type pyramid_stairs"] == {"episodes": 2, "tracking_error": pytest.approx(0.2), "fall_rate": 0.5}
     assert groups["level 0"] == {"episodes": 2, "tracking_error": pytest.approx(0.4), "fall_rate": 1.0}
     assert groups["level 2"]["fall_rate"] == 0.0 and groups["type boxes"]["episodes"] == 1
+    tilted = terrain_groups(gen, [0, 1, 9, 4], [0, 2, 2, 0], [0.1] * 4, [True, False, False, True], [True, 0, 0, 0])
+    assert tilted["type pyramid_stairs"]["tilted_fall_rate"] == 0.5 and tilted["level 0"]["tilted_fall_rate"] == 0.5
+    assert tilted["type hf_pyramid_slope_inv"]["tilted_fall_rate"] == 0.0  # a fall with the base low, not tilted

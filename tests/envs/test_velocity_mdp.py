@@ -112,6 +112,8 @@ def test_terminations_and_leg_kicks():
         torch.tensor([0.2, 0.5, 0.5]), torch.tensor([[0, 0, -1.0], [0, 0, -1.0], [0, 0, 0.0]]), 0.3, -0.5
     )
     assert failed.tolist() == [True, False, True]
+    tilted = mdp.base_tilted(torch.tensor([[0, 0, -1.0], [0, 0.8, -0.6], [0.9, 0, -0.4]]), -0.5)  # 0, 53, 66 degrees
+    assert tilted.tolist() == [False, False, True]
     assert mdp.time_out(torch.tensor([9, 10]), 10).tolist() == [False, True]
     kick = torch.ones(2, 4)
     change = mdp.leg_kick_velocity_change(

@@ -7,7 +7,7 @@ import os
 import pytest
 import terrain_levels
 import torch
-from evaluate_terrain import flattened_scan_policy
+from evaluate_terrain import FirstEpisodeTilt, flattened_scan_policy
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
@@ -283,3 +283,18 @@ def test_flattened_scan_policy_feeds_each_row_its_scan_mean():
     torch.testing.assert_close(seen[:, 3:9], before[:, 3:9].mean(dim=1, keepdim=True).expand(2, 6))
     assert torch.equal(seen[:, :3], before[:, :3]) and torch.equal(seen[:, 9:], before[:, 9:])
     assert torch.equal(obs, before)
+
+
+def test_first_episode_tilt_keeps_the_cause_of_each_envs_first_failure():
+    """evaluate_terrain.py's tilted falls: an env's first done decides; a later episode's tilt does not count."""
+    env = type("Env", (), {"num_envs": 3, "device": "cpu"})()
+    tilt = FirstEpisodeTilt(env)
+    steps = [  # (terminated, timed out, tilted) per env
+        ([True, False, False], [False, True, False], [False, False, False]),  # env 0 low, env 1 times out
+        ([True, True, True], [False, False, False], [True, True, True]),  # tilts: only env 2's first episode
+    ]
+    for terminated, time_outs, tilted in steps:
+        env.reset_terminated, env.reset_time_outs = torch.tensor(terminated), torch.tensor(time_outs)
+        env.failure_tilted = torch.tensor(tilted)
+        tilt()
+    assert tilt.tilted.tolist() == [False, False, True] and tilt.ended.all()

@@ -300,10 +300,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return torch.cat([self.q.new_zeros(self.num_envs, 7), self._targets_leg], dim=1)
 
     def _get_dones(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Failures (base below ``min_base_height`` or tilted past ``max_gravity_z``) and time-outs (bool: no graph)."""
+        """Failures (base below ``min_base_height`` or tilted past ``max_gravity_z``) and time-outs (bool: no graph).
+        ``failure_tilted`` keeps which envs were tilted (the cause of a failure, for the evaluations)."""
         base_height = self.height_above_ground(self.q[:, 0:3])
-        c = self.cfg
-        self.reset_terminated = mdp.base_failure(base_height, self._base()[2], c.min_base_height, c.max_gravity_z)
+        c, gravity = self.cfg, self._base()[2]
+        self.reset_terminated = mdp.base_failure(base_height, gravity, c.min_base_height, c.max_gravity_z)
+        self.failure_tilted = mdp.base_tilted(gravity, c.max_gravity_z)
         self.reset_time_outs = mdp.time_out(self.episode_length_buf, self.max_episode_length)
         return self.reset_terminated, self.reset_time_outs
 

@@ -42,7 +42,7 @@ from .rewards import (
     track_lin_vel_xy_l2,
     upright,
 )
-from .terminations import base_failure, time_out
+from .terminations import base_failure, base_tilted, time_out
 
 __all__ = [
     "NOISY_TERMS",
@@ -51,6 +51,7 @@ __all__ = [
     "base_failure",
     "base_frame",
     "base_height_exp",
+    "base_tilted",
     "dc_motor_torques",
     "delayed_actions",
     "feet_air_time",
