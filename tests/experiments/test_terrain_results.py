@@ -108,18 +108,18 @@ def test_terrain_table_per_group_and_run_over_seeds():
     assert terrain_table(exp, evals)[0].splitlines()[4].startswith("| type pyramid_stairs")  # no flat-ground row
     table, numbers = terrain_table(exp, evals, {"flat ground": flats, "flattened scan": {("b", 1): evals[("a", 2)]}})
     lines = table.splitlines()
-    assert lines[4] == "| flat ground | a | 2 | 6 | 50.0 | 0.200 |"  # after `all`, the seeds that have one
-    assert lines[5] == "| flattened scan | b | 1 | 6 | 83.3 | 0.433 |"  # then the next evaluation's
+    assert lines[4] == "| flat ground | a | 2 | 6 | 50.0 | - | 0.200 |"  # after `all`, the seeds that have one
+    assert lines[5] == "| flattened scan | b | 1 | 6 | 83.3 | - | 0.433 |"  # then the next evaluation's
     assert lines[6].startswith("| type pyramid_stairs")
     assert numbers["a"]["flat ground"]["falls [%]"] == [50.0] and "flat ground" not in numbers["b"]
     assert numbers["b"]["flattened scan"]["falls [%]"] == [pytest.approx(83.3333, abs=1e-3)]
     table, numbers = terrain_table(exp, evals)
     lines = table.splitlines()
-    assert lines[0] == "| terrain | run | seeds | episodes | falls [%] | tracking error [m/s] |"
-    assert lines[2] == "| all | a | 1, 2 | 12 | 66.7 +- 16.7 (50.0, 83.3) | 0.367 +- 0.067 (0.300, 0.433) |"
-    assert lines[3] == "| all | b | 1 | 6 | 33.3 | 0.233 |"
+    assert lines[0] == "| terrain | run | seeds | episodes | falls [%] | tilted falls [%] | tracking error [m/s] |"
+    assert lines[2] == "| all | a | 1, 2 | 12 | 66.7 +- 16.7 (50.0, 83.3) | - | 0.367 +- 0.067 (0.300, 0.433) |"
+    assert lines[3] == "| all | b | 1 | 6 | 33.3 | - | 0.233 |"
     assert (
-        lines[4] == "| type pyramid_stairs (stairs down) | a | 1, 2 | 8 | 50.0 +- 25.0 (25.0, 75.0) | "
+        lines[4] == "| type pyramid_stairs (stairs down) | a | 1, 2 | 8 | 50.0 +- 25.0 (25.0, 75.0) | - | "
         "0.300 +- 0.100 (0.200, 0.400) |"
     )
     assert [ln.split(" | ")[0] for ln in lines[2::2]] == [
@@ -129,6 +129,23 @@ def test_terrain_table_per_group_and_run_over_seeds():
     ] + [f"| level {k}" for k in (0, 1, 10)]
     assert numbers["a"]["level 0"]["falls [%]"] == [25.0, 75.0]
     assert numbers["b"]["type boxes"]["tracking error [m/s]"] == [0.5]
+    assert "tilted falls [%]" not in numbers["a"]["level 0"]
+
+
+def test_terrain_table_shows_tilted_falls_where_every_seed_has_them():
+    exp = {"seeds": [1, 2], "runs": {"a": {}}}
+    evals = {(run_seed): {"summary": "", "groups": _groups(0.5, 0.2)} for run_seed in (("a", 1), ("a", 2))}
+    for g in evals[("a", 1)]["groups"].values():
+        g["tilted_fall_rate"] = 0.25
+    assert (
+        terrain_table(exp, evals)[0].splitlines()[2]
+        == "| all | a | 1, 2 | 12 | 66.7 +- 0.0 (66.7, 66.7) | - | 0.300 +- 0.000 (0.300, 0.300) |"
+    )
+    for g in evals[("a", 2)]["groups"].values():
+        g["tilted_fall_rate"] = 0.5
+    table, numbers = terrain_table(exp, evals)
+    assert table.splitlines()[2].split(" | ")[5] == "37.5 +- 12.5 (25.0, 50.0)"  # type-weighted: all types 0.25 / 0.5
+    assert numbers["a"]["type boxes"]["tilted falls [%]"] == [25.0, 50.0]
 
 
 def test_curriculum_table_picks_a_handful_of_checkpoints():
@@ -254,10 +271,12 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
             json.dump({"argv": job.argv, "wall_s": 1.0}, f)
     out = terrain_tables(ctx, exp, trained, settings)
     per_terrain, curriculum = out["tables"]
-    assert "6 envs on the terrain of seed 71" in per_terrain and "| all | shac | 1 | 6 | 66.7 | 0.367 |" in per_terrain
-    assert "| flat ground | shac | 1 | 6 | 0.0 | 0.250 |" in per_terrain
+    assert (
+        "6 envs on the terrain of seed 71" in per_terrain and "| all | shac | 1 | 6 | 66.7 | - | 0.367 |" in per_terrain
+    )
+    assert "| flat ground | shac | 1 | 6 | 0.0 | - | 0.250 |" in per_terrain
     assert out["terrain"]["shac"]["flat ground"]["tracking error [m/s]"] == [0.25]
-    assert "| flattened scan | shac | 1 | 6 | 100.0 | 0.567 |" in per_terrain
+    assert "| flattened scan | shac | 1 | 6 | 100.0 | - | 0.567 |" in per_terrain
     assert "| shac | 1 | 50 | 0.00 | 0.75 | 25.0 | 75.0 |" in curriculum
     assert out["curriculum"] == {"shac seed 1": {"iteration": [50], "mean_level": [0.75]}}
     assert out["terrain"]["shac"]["level 10"]["falls [%]"] == [100.0]

@@ -202,7 +202,9 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
         f"task in hard contact, the first episode of each of {settings['num_envs']} envs on the terrain of seed "
         f"{settings['seed']} (the same terrain for every run and seed), grouped by the sub-terrain type and by "
         "the level the env started on; falls [%] and tracking error [m/s] as mean +- std over the run's seeds "
-        "(per seed in brackets), episodes summed over the seeds. `all`: every episode. `flat ground`: the same "
+        "(per seed in brackets), episodes summed over the seeds. Tilted falls [%]: the episodes whose fall had the "
+        "base tilted past the limit (60 degrees; the other falls had it too low over the ground below it; `-` for "
+        "evaluations from before it was recorded). `all`: every episode. `flat ground`: the same "
         "envs and commands with every sub-terrain a plane (`evaluate_terrain.py --flat`). `flattened scan`: the "
         "same terrain with every height-scan point at the mean of its env's scan (`evaluate_terrain.py "
         "--flatten_scan`): the policy without the terrain's shape.\n\n" + per_terrain,

@@ -74,17 +74,19 @@ def _overall(groups: dict) -> dict:
     """Every episode of an evaluation (each lies on exactly one type): episode-weighted means of the type groups."""
     types = [g for k, g in groups.items() if k.startswith("type ")]
     n = sum(g["episodes"] for g in types)
-    return {
-        "episodes": n,
-        "tracking_error": sum(g["episodes"] * g["tracking_error"] for g in types) / n if n else float("nan"),
-        "fall_rate": sum(g["episodes"] * g["fall_rate"] for g in types) / n if n else float("nan"),
+    keys = [key for _, key, _, _ in TERRAIN_COLUMNS if all(key in g for g in types)]
+    return {"episodes": n} | {
+        key: sum(g["episodes"] * g[key] for g in types) / n if n else float("nan") for key in keys
     }
 
 
 TERRAIN_COLUMNS = (
     ("falls [%]", "fall_rate", 100.0, "{:.1f}"),
+    ("tilted falls [%]", "tilted_fall_rate", 100.0, "{:.1f}"),
     ("tracking error [m/s]", "tracking_error", 1.0, "{:.3f}"),
 )
+"""(column, key of evaluate_terrain.py's groups, factor, format). Tilted falls: the falls whose base was tilted past
+the limit (the others had the base too low); ``-`` for evaluations from before ``evaluate_terrain.py`` reported them."""
 
 
 FLAT_GROUP = "flat ground"
@@ -115,6 +117,9 @@ def terrain_table(exp: dict, evals: dict, overall: dict[str, dict] | None = None
                 continue
             cells = []
             for label, key, factor, fmt in TERRAIN_COLUMNS:
+                if not all(key in groups[(run, s)][group] for s in seeds):
+                    cells.append("-")
+                    continue
                 per_seed = np.array([factor * groups[(run, s)][group][key] for s in seeds], dtype=float)
                 numbers.setdefault(run, {}).setdefault(group, {})[label] = per_seed.tolist()
                 cells.append(seeds_cell(per_seed, fmt))
