@@ -207,6 +207,45 @@ def test_env_height_scan_is_differentiable_in_the_base_state(env):
     assert torch.equal(g[:, 7:], torch.zeros_like(g[:, 7:]))
 
 
+def test_reward_base_height_over_the_ground_below_or_the_scan_mean(env, monkeypatch):
+    q, mesh = env.q.detach().clone(), mesh_of(env)
+    q[:, 0] += 1.7  # off the sub-terrains' centre platforms
+    below = q[:, 2] - ray_heights(mesh, q[:, 0:2])
+    points = scan_points(q[:, 0:3], q[:, 3:7], env.scan_pattern)
+    scan_mean = q[:, 2] - ray_heights(mesh, points.reshape(-1, 2)).view(len(q), -1).mean(1)
+    assert env.cfg.rewards.base_height_ground == "below"
+    torch.testing.assert_close(env._reward_base_height(q), below, rtol=0, atol=0.02)
+    monkeypatch.setattr(env.cfg.rewards, "base_height_ground", "scan_mean")
+    torch.testing.assert_close(env._reward_base_height(q), scan_mean, rtol=0, atol=0.01)
+    assert float((scan_mean - below).abs().max()) > 0.03  # the terrain varies under the scan
+
+
+def test_scan_mean_base_height_over_a_step_and_its_gradient(env, monkeypatch):
+    """Over a 0.2 m step down at x = 0 the base at x = 0.05 sees 9 of the scan's 17 columns on the lower side: h is
+    z + 0.2 * 9 / 17 (the ground below it: z + 0.2); on a double heightmap the gradient matches finite differences."""
+    monkeypatch.setattr(env.cfg.rewards, "base_height_ground", "scan_mean")
+    monkeypatch.setattr(env, "ground_height", lambda xy: -0.2 * (xy[..., 0] >= 0).double())
+    monkeypatch.setattr(env, "scan_pattern", env.scan_pattern.double())
+    q = torch.zeros(1, 7, dtype=torch.float64)
+    q[0, 0], q[0, 2], q[0, 6] = 0.05, 0.6, 1.0
+    assert float(env._reward_base_height(q)) == pytest.approx(0.6 + 0.2 * 9 / 17, abs=1e-12)
+    hm = env.heightmap
+    heights = HeightMap(hm.heights.double(), hm.x0, hm.y0, hm.cell)
+    monkeypatch.setattr(env, "ground_height", heights)
+    gen = torch.Generator().manual_seed(1)
+    yaw = 2 * math.pi * torch.rand(3, generator=gen, dtype=torch.float64)
+    q = torch.zeros(3, 7, dtype=torch.float64)
+    q[:, 0:3] = env.env_origins[:3].double() + 0.3 * torch.rand(3, 3, generator=gen, dtype=torch.float64)
+    q[:, 2] += 0.6
+    q[:, 5], q[:, 6] = torch.sin(yaw / 2), torch.cos(yaw / 2)
+    assert torch.autograd.gradcheck(
+        lambda p: env._reward_base_height(torch.cat([p, q[:, 3:]], 1)),
+        (q[:, 0:3].clone().requires_grad_(True),),
+        eps=1e-7,
+        atol=1e-5,
+    )
+
+
 def test_curriculum_rule_on_synthetic_distances():
     distance = torch.tensor([5.0, 3.9, 0.5, 0.5, 1.9])
     command = torch.tensor([[1.0, 0.0], [0.1, 0.0], [0.0, 0.0], [0.3, 0.4], [0.2, 0.0]])
@@ -336,6 +375,11 @@ def test_state_round_trip_keeps_levels_and_origins():
         (lambda c: setattr(c.terrain.generator, "sub_terrains", {}), "terrain.generator.sub_terrains"),
         (lambda c: setattr(c.height_scan, "size", (50.0, 1.0)), "height_scan.size"),
         (lambda c: setattr(c.terrain.generator, "border_width", 0.5), "height_scan.size"),
+        (lambda c: setattr(c.rewards, "base_height_ground", "mean"), "rewards.base_height_ground"),
+        (
+            lambda c: (setattr(c.rewards, "base_height_ground", "scan_mean"), setattr(c, "height_scan", None)),
+            "rewards.base_height_ground",
+        ),
     ],
 )
 def test_terrain_and_scan_that_cannot_work_are_refused_naming_the_field(edit, field):

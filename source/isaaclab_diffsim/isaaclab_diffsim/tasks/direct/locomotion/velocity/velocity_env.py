@@ -52,6 +52,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             "foot_lift_max_air_s",
             "base_height_target",
             "base_height_sharpness",
+            "base_height_ground",
             "stand_still_command",
         }
     )
@@ -495,7 +496,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         if w.track_ang_vel_z_l2 != 0.0:
             terms["track_ang_vel_z_l2"] = mdp.track_ang_vel_z_l2(c, ang_b)
         if w.base_height_exp != 0.0:
-            h = self.height_above_ground(q[:, 0:3])
+            h = self._reward_base_height(q)
             terms["base_height_exp"] = mdp.base_height_exp(h, w.base_height_target, w.base_height_sharpness)
         if w.upright != 0.0:
             terms["upright"] = mdp.upright(proj_g)
@@ -512,6 +513,13 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             error = self._gait_foot_height_error(body_q)
             terms["gait_foot_height_l2"] = self.cfg.gait.foot_height_weight * error * self.step_dt
         return sum(terms.values()), terms
+
+    def _reward_base_height(self, q: torch.Tensor) -> torch.Tensor:
+        """The base height h of ``base_height_exp``: above the ground below the base, or above the mean ground
+        height over the height-scan points (``rewards.base_height_ground``)."""
+        if self.cfg.rewards.base_height_ground == "scan_mean":
+            return height_scan(q[:, 0:3], q[:, 3:7], self.scan_pattern, self.ground_height, 0.0).mean(1)
+        return self.height_above_ground(q[:, 0:3])
 
     def _foot_clearance(self, body_q: torch.Tensor) -> torch.Tensor:
         """:func:`.mdp.foot_clearance` of the feet; their horizontal velocity is their displacement over the policy

@@ -30,6 +30,9 @@ from .....utils.validation import (
 )
 from .mdp.observations import observation_size
 
+BASE_HEIGHT_GROUNDS = ("below", "scan_mean")
+"""The grounds ``DiffRewardsCfg.base_height_ground`` may name."""
+
 
 @configclass
 class DiffRewardsCfg:
@@ -81,6 +84,11 @@ class DiffRewardsCfg:
     below it. 0: off."""
     base_height_target: float = 0.55
     """[m]; a robot's task sets its own (:func:`~.recipes.use_gradient_gait_rewards`)."""
+    base_height_ground: str = "below"
+    """The ground that ``base_height_exp`` measures h from: ``"below"``, the terrain at the base's xy; ``"scan_mean"``,
+    the mean terrain height over the height-scan points (Isaac Lab's ``base_height_l2`` with a height sensor; needs
+    ``height_scan``). Over a step edge the first jumps by the step's height, the second moves by the step's share of
+    the scan area. The same on flat ground."""
     base_height_sharpness: float = 10.0
     upright: float = 0.0
     """Weight of the base's uprightness ``-g_z`` (projected gravity's z in the base frame: 1 upright, cos of the
@@ -340,6 +348,7 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "rewards.foot_lift_height": positive,
                 "rewards.base_height_sharpness": non_negative,
                 "rewards.base_height_target": finite,
+                "rewards.base_height_ground": one_of(*BASE_HEIGHT_GROUNDS),
                 "rewards.stand_still_command": non_negative,
                 "rewards.foot_lift_max_air_s": non_negative,
                 "commands.resampling_time_s": positive,
@@ -379,6 +388,12 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "gait.joint_swing_scale",
                 self.gait.joint_swing_scale,
                 Rule("0 while gait.period_s is 0 (the swing needs the gait clock, period_s > 0)", lambda v: v == 0),
+            )
+        if self.height_scan is None:
+            check_value(
+                "rewards.base_height_ground",
+                self.rewards.base_height_ground,
+                Rule("'below' without a height_scan ('scan_mean' averages the scan's points)", lambda v: v == "below"),
             )
         check_value(
             "min_base_height",
