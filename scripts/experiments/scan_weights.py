@@ -1,5 +1,6 @@
 """How much SHAC policies read their height scan: per checkpoint, the first layers' weights on the scan's inputs
-against those on the flat-MDP inputs, printed and as JSON.
+against those on the flat-MDP inputs and the consistency of the actor's gradient on each (from Adam's moments),
+printed and as JSON.
 
     .venv/bin/python scripts/experiments/scan_weights.py CKPT [CKPT ...] [--out scan_weights.json]
 
@@ -17,7 +18,7 @@ import os
 from isaaclab_diffsim.experiments.scan_weights import SCAN_WEIGHT_FIELDS, scan_weight_record
 from isaaclab_diffsim.rl.checkpoints import load_checkpoint
 
-REQUIRED = ("model_state_dict", "obs_normalizer_state_dict", "env_cfg")
+REQUIRED = ("model_state_dict", "obs_normalizer_state_dict", "actor_optimizer_state_dict", "env_cfg")
 
 
 def main(argv: list[str] | None = None) -> dict:
