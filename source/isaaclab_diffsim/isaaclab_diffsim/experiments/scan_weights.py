@@ -39,8 +39,9 @@ def adam_grad_snr(optimizer_state: dict, shape: tuple) -> torch.Tensor:
     root mean square. 1 for a gradient that keeps its value; about sqrt((1 - b1) / (1 + b1)) sqrt(2 / pi) (0.33 at
     SHAC's b1 0.7) for independent zero-mean Gaussian ones, less for heavy-tailed ones. ValueError when that
     parameter's moments are not of ``shape``."""
-    (first, *_), b1, b2 = optimizer_state["param_groups"][0]["params"], *optimizer_state["param_groups"][0]["betas"]
-    moments = optimizer_state["state"].get(first)
+    group = optimizer_state["param_groups"][0]
+    b1, b2 = group["betas"]
+    moments = optimizer_state["state"].get(group["params"][0])
     if moments is None or tuple(moments["exp_avg"].shape) != tuple(shape):
         found = None if moments is None else tuple(moments["exp_avg"].shape)
         raise ValueError(f"the actor optimizer's first parameter has moments of shape {found}, not {tuple(shape)}")
