@@ -1,4 +1,5 @@
-"""Phase-free reward terms of the differentiable task: Isaac Lab's Spot foot clearance, joint deviation, foot lift."""
+"""Phase-free reward terms of the differentiable task: Isaac Lab's Spot foot clearance, joint deviation, foot lift,
+hanging feet."""
 
 import pytest
 import torch
@@ -138,3 +139,54 @@ def test_foot_lift_counts_a_foot_only_within_its_air_time_limit():
     env.commands[:, :2] = torch.tensor([0.6, 0.0])
     env.feet_air_time = torch.tensor([[0.1, 0.0, 0.0, 0.2], [0.1, 0.0, 0.0, 0.5]])  # env 1's RH foot: up too long
     assert torch.allclose(env._foot_lift(env.body_q), torch.tensor([1.0, 0.5]))
+
+
+def test_hanging_foot_height_charges_feet_up_too_long_above_the_ground_below():
+    env = make_env(hanging_foot_height=-1.0, hanging_foot_air_s=0.4)
+    env.reset(seed=0)
+    h = torch.tensor([[0.2, 0.0, -0.05, 0.1], [0.2, 0.3, 0.0, 0.1]])
+    env.foot_heights = lambda body_q: h
+    env.feet_air_time = torch.tensor([[0.5, 0.0, 0.6, 0.3], [0.1, 0.41, 0.0, 0.39]])
+    assert torch.allclose(env._hanging_foot_height(env.body_q), torch.tensor([0.25, 0.3]))
+
+
+def test_hanging_foot_height_is_measured_from_the_terrain_below():
+    env = make_env(hanging_foot_height=-1.0, hanging_foot_air_s=0.0)
+    env.reset(seed=0)
+    with torch.no_grad():
+        env.step(torch.zeros(2, 12))
+    env.feet_air_time = torch.ones(2, 4)
+    env.height_above_ground = lambda pos: pos[..., 2] - 0.03  # a ground 3 cm up under every foot
+    want = (foot_centres(env)[..., 2] - env.foot_radius - 0.03).abs().sum(1)
+    assert torch.allclose(env._hanging_foot_height(env.body_q), want, atol=1e-6)
+
+
+def test_hanging_foot_height_gradient_matches_finite_differences():
+    env = make_env(hanging_foot_height=-1.0, hanging_foot_air_s=0.0)
+    only_term(env, ("hanging_foot_height", "hanging_foot_air_s"))
+    env.cfg.solver_cfg.contact_model = "smoothed"
+    env.reset(seed=1)
+    with torch.no_grad():
+        env.step(torch.full((2, 12), 0.3))
+    env.feet_air_time = torch.ones(2, 4)  # every foot not in contact after the step counts
+    start = env.get_state()
+    a0 = torch.zeros(2, 12)
+    a0[:, 1::3] = 0.6  # thighs forward and knees folded: the feet lift off
+    a0[:, 2::3] = -0.6
+
+    def reward(a):
+        env.set_state(start)
+        env.detach()
+        return env.step(a)[1].sum()
+
+    with torch.no_grad():
+        reward(a0)
+    assert bool((env.feet_air_time > 0).any()), "no foot in the air: the term has nothing to charge"
+    assert_action_gradient_matches_fd(reward, a0, (4, 5, 8), min_fd=1e-5)  # env 0: RF and LH are up
+
+
+def test_refuses_a_negative_hanging_foot_air_time():
+    cfg = DiffVelocityEnvCfg(num_envs=1)
+    cfg.rewards.hanging_foot_air_s = -0.1
+    with pytest.raises(ValueError, match="rewards.hanging_foot_air_s"):
+        cfg.validate_values()

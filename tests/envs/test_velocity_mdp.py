@@ -131,3 +131,11 @@ def test_stand_still_terms_charge_only_envs_told_to_stand():
     assert torch.allclose(mdp.stand_still_joint_vel(-q, still), torch.tensor([0.3, 0.0, 0.0]))
     heights = torch.tensor([[0.05, -0.01, 0.0, 0.02]] * 3)  # a foot below the ground (penetrating) counts 0
     assert torch.allclose(mdp.stand_still_feet_height(heights, still), torch.tensor([0.07, 0.0, 0.0]))
+
+
+def test_hanging_foot_height_charges_only_feet_in_the_air_too_long():
+    heights = torch.tensor([[0.2, 0.0, -0.05, 0.1], [0.2, 0.3, 0.0, 0.1]])
+    air = torch.tensor([[0.5, 0.0, 0.6, 0.3], [0.1, 0.41, 0.0, 0.39]])
+    # env 0: LF (0.2 m up for 0.5 s) and LH (5 cm below the ground under it, for 0.6 s); env 1: RF only
+    assert torch.allclose(mdp.hanging_foot_height(heights, air, 0.4), torch.tensor([0.25, 0.3]))
+    assert torch.allclose(mdp.hanging_foot_height(heights, air, 0.0), torch.tensor([0.35, 0.6]))

@@ -50,6 +50,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             "foot_clearance_tanh_mult",
             "foot_lift_height",
             "foot_lift_max_air_s",
+            "hanging_foot_air_s",
             "base_height_target",
             "base_height_sharpness",
             "base_height_ground",
@@ -487,6 +488,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             terms["foot_clearance"] = self._foot_clearance(body_q)
         if w.foot_lift != 0.0:
             terms["foot_lift"] = self._foot_lift(body_q)
+        if w.hanging_foot_height != 0.0:
+            terms["hanging_foot_height"] = self._hanging_foot_height(body_q)
         if w.joint_deviation_l1 != 0.0:
             terms["joint_deviation_l1"] = mdp.joint_deviation_l1(q[:, 7:], self.default_leg)
         if w.joint_deviation_l2 != 0.0:
@@ -547,6 +550,12 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return mdp.foot_lift(
             self.foot_heights(body_q), w.foot_lift_height, self.feet_air_time, w.foot_lift_max_air_s, moving
         )
+
+    def _hanging_foot_height(self, body_q: torch.Tensor) -> torch.Tensor:
+        """:func:`.mdp.hanging_foot_height` of the feet (DiffRewardsCfg.hanging_foot_height), with this step's air
+        times."""
+        w = self.cfg.rewards
+        return mdp.hanging_foot_height(self.foot_heights(body_q), self.feet_air_time, w.hanging_foot_air_s)
 
     @torch.no_grad()
     def _feet_air_time(self):

@@ -70,6 +70,14 @@ class DiffRewardsCfg:
     foot_lift_max_air_s: float = 0.0
     """A lifted foot counts for ``foot_lift`` only while its air time (since its last contact) is below this [s]; it
     must touch down to count again, so holding a foot up earns nothing. 0: no limit."""
+    hanging_foot_height: float = 0.0
+    """Weight of ``sum_f |h_f|`` over the feet in the air for longer than ``hanging_foot_air_s`` (h: foot height above
+    the ground below it); negative to penalise. A foot that stepped over a drop (a stair or box edge) hangs above
+    the lower ground, out of the smoothed contact's reach, and the robot rolls or pitches towards it; this term's
+    gradient moves such a foot towards the ground under it (down onto the lower step, or back over the edge).
+    Normal swings (about 0.1 s) are not charged; 0.3 s is where ``foot_lift_max_air_s`` stops paying for a lift in
+    the reference-free recipe. 0: off."""
+    hanging_foot_air_s: float = 0.3
     joint_deviation_l1: float = 0.0
     """Weight of Isaac Lab's ``joint_deviation_l1``: sum of |q - q_default| over the leg joints (a default-pose
     penalty; 0 in Isaac Lab's flat ANYmal task)."""
@@ -351,6 +359,7 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "rewards.base_height_ground": one_of(*BASE_HEIGHT_GROUNDS),
                 "rewards.stand_still_command": non_negative,
                 "rewards.foot_lift_max_air_s": non_negative,
+                "rewards.hanging_foot_air_s": non_negative,
                 "commands.resampling_time_s": positive,
                 "init_base_height": positive,
                 "kd": non_negative,

@@ -113,6 +113,12 @@ def foot_lift(
     return torch.clamp(lifted, max=2.0 * lift_height) / (2.0 * lift_height) * moving
 
 
+def hanging_foot_height(foot_height: torch.Tensor, air_time: torch.Tensor, max_air_s: float) -> torch.Tensor:
+    """Sum of ``|h_f|`` over the feet whose air time (since their last contact) is above ``max_air_s``: how far the
+    feet held in the air are from the ground below them. Differentiable in the heights; the gate is not."""
+    return (foot_height.abs() * (air_time > max_air_s)).sum(1)
+
+
 def gait_foot_height_l2(foot_height: torch.Tensor, swing: torch.Tensor, swing_height: float) -> torch.Tensor:
     """Sum over feet of ``(h_f - swing_height * swing_f)^2``: the reference is a half sine during swing (``swing``,
     :func:`.gait.swing_profile`), 0 in stance."""
