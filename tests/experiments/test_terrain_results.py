@@ -12,7 +12,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
 from orchestration.jobs import Job
-from orchestration.recipe import play_overrides, terrain_eval, terrain_jobs, terrain_tables
+from orchestration.recipe import fall_cause_jobs, play_overrides, terrain_eval, terrain_jobs, terrain_tables
 
 from isaaclab_diffsim.experiments.terrain import curriculum_table, level_record, picked_checkpoints, terrain_table
 
@@ -257,12 +257,18 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
     settings = {"num_envs": 6, "seed": 71}
     jobs, levels = terrain_jobs(ctx, exp, trained, settings)
+    causes = fall_cause_jobs(ctx, exp, trained, settings)[("shac", 1)]
+    assert causes.argv[1].endswith("scripts/experiments/fall_causes.py")
+    assert causes.argv[causes.argv.index("--out") + 1] == str(directory / "fall_causes" / "fall_causes.json")
+    assert causes.argv[causes.argv.index("--seed") + 1] == "71" and "--num_envs" in causes.argv
+    cause_row = {"episodes": 6, "falls": 4, "rolled": 3, "lateral": 2, "backward": 1, "hanging": 4}
     flat_groups = {"type flat": {"episodes": 6, "tracking_error": 0.25, "fall_rate": 0.0}}
     for job, name, content in (
         (jobs["terrain"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(0.5, 0.3)}),
         (jobs["terrain_flat"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": flat_groups}),
         (jobs["terrain_flattened_scan"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(1, 0.6)}),
         (levels[("shac", 1)], "terrain_levels.json", level_record([(50, 3200, torch.tensor([0, 1, 1, 1]), 2)])),
+        (causes, "fall_causes.json", {"groups": {"all": cause_row | {"hanging_window_share_survivors": 0.05}}}),
     ):  # completed jobs (done.json with their command) are reused, not run
         os.makedirs(job.directory)
         with open(os.path.join(job.directory, name), "w") as f:
@@ -270,7 +276,9 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
         with open(job.done_path, "w") as f:
             json.dump({"argv": job.argv, "wall_s": 1.0}, f)
     out = terrain_tables(ctx, exp, trained, settings)
-    per_terrain, curriculum = out["tables"]
+    per_terrain, curriculum, fall_table = out["tables"]
+    assert "| all | shac | 1 | 6 | 4 | 75 | 50 | 25 | 100 | 5.0 |" in fall_table
+    assert out["fall_causes"]["shac"]["all"]["rolled [% of falls]"] == [75.0]
     assert (
         "6 envs on the terrain of seed 71" in per_terrain and "| all | shac | 1 | 6 | 66.7 | - | 0.367 |" in per_terrain
     )

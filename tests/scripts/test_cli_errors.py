@@ -168,3 +168,15 @@ def test_evaluate_terrain_refuses_a_task_without_terrain(tmp_path):
     )
     refused(proc, "DiffSim-Velocity-Flat-AnymalC-Direct-Play has no generated terrain", "needs a rough task")
     assert not out.exists()
+
+
+def test_fall_causes_refuses_a_task_without_terrain(tmp_path):
+    ckpt = fake_checkpoint(tmp_path / "model_5.pt", SHAC_KEYS)
+    out = tmp_path / "causes.json"
+    proc = tool(
+        "experiments/fall_causes.py",
+        *("--task", "DiffSim-Velocity-Flat-AnymalC-Direct-Play", "--algo", "shac", "--checkpoint", str(ckpt)),
+        *("--out", str(out)),
+    )
+    refused(proc, "DiffSim-Velocity-Flat-AnymalC-Direct-Play has no generated terrain", "needs a rough task")
+    assert not out.exists()

@@ -10,13 +10,16 @@ With a ``terrain_eval`` mapping (``{num_envs, seed}``, rough tasks) each (run, s
 ``scripts/experiments/evaluate_terrain.py`` (falls and tracking per sub-terrain type and level, on the terrain of
 that seed, the same for every run; again with every sub-terrain a plane, ``--flat``, and with the height scan
 flattened to its mean, ``--flatten_scan``) and, for SHAC runs,
-``scripts/experiments/terrain_levels.py`` (the level distribution at each checkpoint); two more tables show them.
+``scripts/experiments/terrain_levels.py`` (the level distribution at each checkpoint) and
+``scripts/experiments/fall_causes.py`` (how the falls of the per-terrain evaluation happen); three more tables show
+them.
 """
 
 from __future__ import annotations
 
 import os
 
+from isaaclab_diffsim.experiments.fall_causes import fall_causes_table
 from isaaclab_diffsim.experiments.recipe import summarize
 from isaaclab_diffsim.experiments.terrain import (
     FLAT_GROUP,
@@ -187,6 +190,34 @@ def terrain_jobs(
     return evals, levels
 
 
+def fall_cause_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
+    """{(run, seed): fall_causes.py job}: the episodes of the per-terrain evaluation (same terrain, seed and envs)."""
+    jobs = {}
+    for (run, seed), tjob in trained.items():
+        spec, directory = exp["runs"][run], os.path.join(tjob.directory, "fall_causes")
+        argv = [
+            python(),
+            os.path.join(ctx.repo, "scripts", "experiments", "fall_causes.py"),
+            "--task",
+            run_tasks(exp, spec)[1],
+            "--algo",
+            run_algo(spec),
+            "--checkpoint",
+            trained_checkpoint(tjob),
+            "--num_envs",
+            str(settings["num_envs"]),
+            "--seed",
+            str(settings["seed"]),
+            "--device",
+            ctx.size["device"],
+            "--out",
+            os.path.join(directory, "fall_causes.json"),
+            *play_overrides(exp, run, seed),
+        ]
+        jobs[(run, seed)] = Job(f"fall causes {run} seed {seed}", directory, argv)
+    return jobs
+
+
 def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
     """Run the terrain jobs; ``{"tables": [per terrain, curriculum], "terrain": numbers, "curriculum": numbers}``."""
     eval_jobs, level_jobs = terrain_jobs(ctx, exp, trained, settings)
@@ -197,6 +228,8 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
     records = run_and_load(level_jobs, ctx.size["parallel_jobs"], "terrain_levels.json")
     per_terrain, terrain_numbers = terrain_table(exp, loaded.pop(""), loaded)
     curriculum, curriculum_numbers = curriculum_table(exp, records)
+    causes = run_and_load(fall_cause_jobs(ctx, exp, trained, settings), ctx.size["parallel_jobs"], "fall_causes.json")
+    causes_table, causes_numbers = fall_causes_table(exp, causes)
     tables = [
         "Per terrain (`scripts/experiments/evaluate_terrain.py`): each run's final checkpoint on its evaluation "
         f"task in hard contact, the first episode of each of {settings['num_envs']} envs on the terrain of seed "
@@ -211,8 +244,22 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
         "Terrain-level curriculum (`scripts/experiments/terrain_levels.py`, SHAC runs): the share of the "
         "training envs at each level [%] and their mean level, stored in the checkpoints; the first, the first "
         "at or after every 100 iterations, and the last.\n\n" + curriculum,
+        "How the falls happen (`scripts/experiments/fall_causes.py`): the per-terrain evaluation's episodes again "
+        "(same terrain, envs and seed), each fall read at the last step before it: the base rolled (tilted more "
+        "about its x axis than about its y axis), the command sideways (|vy| > 0.5 m/s) or backward (vx < -0.3 "
+        "m/s), and a foot hanging in the 0.5 s before it (in the air for more than 0.3 s and more than 5 cm above "
+        "the ground below it), each as a share of the seed's falls; for comparison, the share of the 0.5 s windows "
+        "of the envs that did not fall with a hanging foot. Mean +- std over the run's seeds (per seed in "
+        "brackets); groups without a fall are left out.\n\n" + causes_table,
     ]
-    return {"tables": tables if records else tables[:1], "terrain": terrain_numbers, "curriculum": curriculum_numbers}
+    if not records:
+        tables.pop(1)
+    return {
+        "tables": tables,
+        "terrain": terrain_numbers,
+        "curriculum": curriculum_numbers,
+        "fall_causes": causes_numbers,
+    }
 
 
 def run(ctx: ExperimentContext, exp: dict) -> dict:
