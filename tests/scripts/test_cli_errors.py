@@ -158,24 +158,14 @@ def test_experiment_scripts_name_unknown_robots_and_tasks(tmp_path):
     assert not (tmp_path / "g").exists()
 
 
-def test_evaluate_terrain_refuses_a_task_without_terrain(tmp_path):
+@pytest.mark.parametrize("script, flags", [("evaluate_terrain.py", ("--flat",)), ("fall_causes.py", ())])
+def test_terrain_rollout_scripts_refuse_a_task_without_terrain(tmp_path, script, flags):
     ckpt = fake_checkpoint(tmp_path / "model_5.pt", SHAC_KEYS)
-    out = tmp_path / "eval.json"
+    out = tmp_path / "out.json"
     proc = tool(
-        "experiments/evaluate_terrain.py",
+        f"experiments/{script}",
         *("--task", "DiffSim-Velocity-Flat-AnymalC-Direct-Play", "--algo", "shac", "--checkpoint", str(ckpt)),
-        *("--flat", "--out", str(out)),
-    )
-    refused(proc, "DiffSim-Velocity-Flat-AnymalC-Direct-Play has no generated terrain", "needs a rough task")
-    assert not out.exists()
-
-
-def test_fall_causes_refuses_a_task_without_terrain(tmp_path):
-    ckpt = fake_checkpoint(tmp_path / "model_5.pt", SHAC_KEYS)
-    out = tmp_path / "causes.json"
-    proc = tool(
-        "experiments/fall_causes.py",
-        *("--task", "DiffSim-Velocity-Flat-AnymalC-Direct-Play", "--algo", "shac", "--checkpoint", str(ckpt)),
+        *flags,
         *("--out", str(out)),
     )
     refused(proc, "DiffSim-Velocity-Flat-AnymalC-Direct-Play has no generated terrain", "needs a rough task")

@@ -142,6 +142,42 @@ TERRAIN_EVALUATIONS = (
 shows all its episodes; empty: the table's own groups)."""
 
 
+def terrain_rollout_argv(
+    ctx: ExperimentContext,
+    exp: dict,
+    key: tuple[str, int],
+    tjob: Job,
+    settings: dict,
+    script: str,
+    out: str,
+    flags: tuple[str, ...] = (),
+) -> list[str]:
+    """The command of a rollout script of ``scripts/experiments`` (``evaluate_terrain.py``, ``fall_causes.py``) on the
+    final checkpoint of run and seed ``key``: its evaluation task, the terrain of ``settings``, ``flags``, ``out``."""
+    run, seed = key
+    spec = exp["runs"][run]
+    return [
+        python(),
+        os.path.join(ctx.repo, "scripts", "experiments", script),
+        "--task",
+        run_tasks(exp, spec)[1],
+        "--algo",
+        run_algo(spec),
+        "--checkpoint",
+        trained_checkpoint(tjob),
+        "--num_envs",
+        str(settings["num_envs"]),
+        "--seed",
+        str(settings["seed"]),
+        "--device",
+        ctx.size["device"],
+        *flags,
+        "--out",
+        out,
+        *play_overrides(exp, run, seed),
+    ]
+
+
 def terrain_jobs(
     ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict
 ) -> tuple[dict, dict]:
@@ -155,26 +191,8 @@ def terrain_jobs(
         spec = exp["runs"][run]
         for folder, flags, group in TERRAIN_EVALUATIONS:
             directory = os.path.join(tjob.directory, folder)
-            argv = [
-                python(),
-                os.path.join(scripts, "evaluate_terrain.py"),
-                "--task",
-                run_tasks(exp, spec)[1],
-                "--algo",
-                run_algo(spec),
-                "--checkpoint",
-                trained_checkpoint(tjob),
-                "--num_envs",
-                str(settings["num_envs"]),
-                "--seed",
-                str(settings["seed"]),
-                "--device",
-                ctx.size["device"],
-                *flags,
-                "--out",
-                os.path.join(directory, "eval_terrain.json"),
-                *play_overrides(exp, run, seed),
-            ]
+            out = os.path.join(directory, "eval_terrain.json")
+            argv = terrain_rollout_argv(ctx, exp, (run, seed), tjob, settings, "evaluate_terrain.py", out, flags)
             where = f" ({group})" if group else ""
             evals[folder][(run, seed)] = Job(f"evaluate per terrain{where} {run} seed {seed}", directory, argv)
         if run_algo(spec) == "shac":
@@ -194,26 +212,9 @@ def fall_cause_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
     """{(run, seed): fall_causes.py job}: the episodes of the per-terrain evaluation (same terrain, seed and envs)."""
     jobs = {}
     for (run, seed), tjob in trained.items():
-        spec, directory = exp["runs"][run], os.path.join(tjob.directory, "fall_causes")
-        argv = [
-            python(),
-            os.path.join(ctx.repo, "scripts", "experiments", "fall_causes.py"),
-            "--task",
-            run_tasks(exp, spec)[1],
-            "--algo",
-            run_algo(spec),
-            "--checkpoint",
-            trained_checkpoint(tjob),
-            "--num_envs",
-            str(settings["num_envs"]),
-            "--seed",
-            str(settings["seed"]),
-            "--device",
-            ctx.size["device"],
-            "--out",
-            os.path.join(directory, "fall_causes.json"),
-            *play_overrides(exp, run, seed),
-        ]
+        directory = os.path.join(tjob.directory, "fall_causes")
+        out = os.path.join(directory, "fall_causes.json")
+        argv = terrain_rollout_argv(ctx, exp, (run, seed), tjob, settings, "fall_causes.py", out)
         jobs[(run, seed)] = Job(f"fall causes {run} seed {seed}", directory, argv)
     return jobs
 
