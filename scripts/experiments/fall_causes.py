@@ -20,9 +20,9 @@ import numpy as np
 import torch
 from policy_env import add_policy_arguments, make_policy_env
 
-from isaaclab_diffsim.envs.rotations import quat_rotate_inverse
 from isaaclab_diffsim.experiments.fall_causes import fall_causes
 from isaaclab_diffsim.rl.evaluation import evaluate
+from isaaclab_diffsim.tasks.direct.locomotion.velocity.mdp import base_frame
 from isaaclab_diffsim.terrains.grid_groups import column_sub_terrains
 
 
@@ -37,8 +37,7 @@ class StepRecorder:
 
     def __call__(self):
         env, t = self.env, len(self.gravity)
-        down = torch.tensor([0.0, 0.0, -1.0]).expand(env.num_envs, 3)
-        self.gravity.append(quat_rotate_inverse(env.q[:, 3:7], down).cpu().numpy())
+        self.gravity.append(base_frame(env.q, env.qd)[2].cpu().numpy())  # projected gravity
         self.commands.append(env.commands[:, :3].cpu().numpy().copy())
         hang = (env.feet_air_time > self.hang_air_s) & (env.foot_heights(env.body_q) > self.hang_height)
         self.hanging.append(hang.any(1).cpu().numpy())

@@ -220,7 +220,8 @@ def fall_cause_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
 
 
 def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
-    """Run the terrain jobs; ``{"tables": [per terrain, curriculum], "terrain": numbers, "curriculum": numbers}``."""
+    """Run the terrain jobs; ``{"tables": [per terrain, curriculum (SHAC runs only), fall causes], "terrain":
+    numbers, "curriculum": numbers, "fall_causes": numbers}``."""
     eval_jobs, level_jobs = terrain_jobs(ctx, exp, trained, settings)
     loaded = {
         group: run_and_load(eval_jobs[folder], ctx.size["parallel_jobs"], "eval_terrain.json")
