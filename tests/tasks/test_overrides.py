@@ -81,3 +81,18 @@ def test_overrides_of_configs_built_in_code():
     ]:
         with pytest.raises(SystemExit, match=message):
             apply_overrides([override], env=DiffVelocityEnvCfg())
+
+
+def test_a_dict_switches_on_a_section_that_is_none():
+    from isaaclab_diffsim.terrains import DiffFootHeightsCfg
+
+    rough = "DiffSim-Velocity-Rough-AnymalC-Direct"  # its cfg class re-annotates the field in another module
+    env, _ = resolve_task_cfgs(rough, "shac_cfg_entry_point", ['env.foot_heights={"clip": 0.5}'])
+    assert isinstance(env.foot_heights, DiffFootHeightsCfg) and (env.foot_heights.clip, env.foot_heights.scale) == (
+        0.5,
+        DiffFootHeightsCfg().scale,
+    )
+    env, _ = resolve_task_cfgs(rough, "shac_cfg_entry_point", ["env.foot_heights={}"])
+    assert env.foot_heights == DiffFootHeightsCfg()
+    with pytest.raises(SystemExit, match=r"env.foot_heights \(DiffFootHeightsCfg\) has no field 'clp'"):
+        resolve_task_cfgs(rough, "shac_cfg_entry_point", ['env.foot_heights={"clp": 1}'])

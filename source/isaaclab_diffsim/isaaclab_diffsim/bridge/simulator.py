@@ -12,7 +12,7 @@ import warp as wp
 from isaaclab_diffsim.solver import SolverMoreauGS
 
 from .forward_step import ForwardStepper
-from .physics_step import PhysicsStepFunction, check_inputs, stream_scope
+from .physics_step import PhysicsStepFunction, check_inputs, new_state, stream_scope
 from .taped_step import TapedStepper
 
 
@@ -55,6 +55,7 @@ class DiffSimulator:
         self.solver = solver if solver is not None else SolverMoreauGS(model, **solver_kwargs)
         self.substeps, self.dt = int(substeps), float(dt)
         self.device = torch.device(wp.device_to_torch(model.device))
+        self._fk_state = None
 
     @property
     def solver(self) -> SolverMoreauGS:
@@ -99,6 +100,23 @@ class DiffSimulator:
             with torch.no_grad(), stream_scope(joint_q.device):
                 q, qd, bq, bqd = self.forward.step(self.solver, substeps, dt, *inputs)
         return StepOutput(q.view(joint_q.shape), qd.view(joint_qd.shape), bq, bqd)
+
+    def forward_kinematics(self, joint_q: torch.Tensor) -> torch.Tensor:
+        """Body poses (num_bodies, 7: position, quaternion xyzw) of the joint coordinates ``joint_q`` (flat or
+        (num_worlds, per-world)) by ``newton.eval_fk``, as :meth:`step` returns them; without gradient."""
+        q = joint_q.detach().reshape(-1).to(self.device, torch.float32).contiguous()
+        if q.numel() != self.model.joint_coord_count:
+            raise ValueError(
+                f"DiffSimulator.forward_kinematics: joint_q has {q.numel()} entries, the model "
+                f"{self.model.joint_coord_count}"
+            )
+        if self._fk_state is None:
+            self._fk_state = new_state(self.model, requires_grad=False)
+        state = self._fk_state
+        with torch.no_grad(), stream_scope(joint_q.device):
+            wp.copy(state.joint_q, wp.from_torch(q))
+            newton.eval_fk(self.model, state.joint_q, state.joint_qd, state)
+            return wp.to_torch(state.body_q, False).view(-1, 7).clone()
 
     @staticmethod
     def _checked_kappa(kappa):

@@ -7,7 +7,8 @@ direct env without managers. So the bundle writes its own YAML, laid out like th
 ``default_joint_pos``, ``default_joint_stiffness``, ``default_joint_damping``, ``scene`` with ``physics_dt``, ``dt``
 and ``decimation``) and adding what a deployment of this controller needs: the controller's inputs and outputs,
 effort limits, the gait and the contact model of training; with a height scan, its grid, offset and clip
-(``height_scan``) and the generated terrain of training (``terrain``), :mod:`.scan_io`.
+(``height_scan``), with foot heights their feet, clip and scale (``foot_heights``) and the generated terrain of
+training (``terrain``), :mod:`.scan_io`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ HEIGHT_SCAN_DESCRIPTION = (
     "base height minus the terrain height at each point of a yaw-aligned grid around the base, minus the offset, "
     "clipped (io.yaml height_scan: pattern_xy, offset, clip; x fastest) [m]"
 )
+FOOT_HEIGHTS_DESCRIPTION = (
+    "each foot's height above the terrain straight below it, clipped, times the scale (io.yaml foot_heights: feet, "
+    "clip, scale) [m]"
+)
 HEIGHT_SCAN_FIELDS = ("pattern_xy", "offset", "clip")
 """What io.yaml's ``height_scan`` block must hold for a controller to rebuild the scan."""
 GAIT_LEG_LABELS = ("LF", "RF", "LH", "RH")
@@ -60,7 +65,14 @@ def build_io(env, train_env_cfg: dict, policy_info: dict) -> dict:
     terms = list(OBSERVATION_TERMS)
     if getattr(env, "scan_pattern", None) is not None:  # the rough task's height scan, before the gait clock
         terms.append(("height_scan", len(env.scan_pattern), HEIGHT_SCAN_DESCRIPTION))
-    obs_terms = [{"name": n, "shape": [s], "dtype": "float32", "scale": 1.0, "description": d} for n, s, d in terms]
+    scales = {}
+    if getattr(cfg, "foot_heights", None) is not None:  # after the scan, before the gait clock
+        terms.append(("foot_heights", len(env.layout.foot_names), FOOT_HEIGHTS_DESCRIPTION))
+        scales["foot_heights"] = float(cfg.foot_heights.scale)
+    obs_terms = [
+        {"name": n, "shape": [s], "dtype": "float32", "scale": scales.get(n, 1.0), "description": d}
+        for n, s, d in terms
+    ]
     num_obs = sum(s for _, s, _ in terms)
     nj = len(env.layout.joint_names)
     default = env.default_leg.detach().cpu().tolist()
@@ -167,6 +179,25 @@ def read_io(path: str) -> dict:
     if not isinstance(io, dict) or io.get("format_version") != FORMAT_VERSION:
         raise BundleMismatchError(f"{path}: not an io.yaml of format version {FORMAT_VERSION}")
     return io
+
+
+def foot_heights_fields(io: dict) -> dict | None:
+    """io.yaml's ``foot_heights`` block when the controller observes foot heights (None when it does not); raises
+    :class:`BundleMismatchError` when the block lacks ``feet`` or ``clip`` or names another number of feet than the
+    term's size."""
+    terms = {t["name"]: t for t in io["observations"]["policy"]}
+    if "foot_heights" not in terms:
+        return None
+    block = io.get("foot_heights") or {}
+    missing = [k for k in ("feet", "clip") if k not in block]
+    if missing:
+        raise BundleMismatchError(f"io.yaml observes foot_heights but its foot_heights block lacks {missing}")
+    if len(block["feet"]) != int(terms["foot_heights"]["shape"][0]):
+        raise BundleMismatchError(
+            f"io.yaml foot_heights.feet names {len(block['feet'])} feet, the observation term has "
+            f"{terms['foot_heights']['shape'][0]} entries"
+        )
+    return block
 
 
 def height_scan_fields(io: dict) -> dict | None:

@@ -4,7 +4,8 @@ Needs numpy, onnxruntime and pyyaml only. ``Controller.step`` takes the robot's 
 joints by name to the bundle's order, assembles the observation as ``io.yaml`` declares, runs the controller with
 its own step counter (the gait clock) and returns the joint position targets for the PD drives; it keeps the last
 ``actions`` for the next observation's ``last_action`` term. A bundle that observes a height scan takes the
-``height_scan`` measurement too and applies io.yaml's offset and clip to it.
+``height_scan`` measurement too and applies io.yaml's offset and clip to it; one that observes foot heights takes the
+``foot_heights`` measurement and clips it.
 
 A LEAPP export (:mod:`.leapp_session`) runs the same way from the io spec in its YAML: its model takes the raw
 measurements (the base orientation as ``base_quat_xyzw``), the last actions and the step count, and computes the
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .io_spec import BundleMismatchError, height_scan_fields
+from .io_spec import BundleMismatchError, foot_heights_fields, height_scan_fields
 from .leapp_session import LeappSession
 from .observations import concat_terms, rotate_inverse
 
@@ -36,7 +37,9 @@ class Controller:
       ``joint_names`` by default);
     - ``command``: (vx, vy, yaw rate) in the base frame [m/s, m/s, rad/s];
     - ``height_scan`` (only for a bundle that observes one): base z minus the terrain height below each point of
-      io.yaml's ``height_scan.pattern_xy`` (turned by the base's yaw) [m], shape (P,) or (num_robots, P).
+      io.yaml's ``height_scan.pattern_xy`` (turned by the base's yaw) [m], shape (P,) or (num_robots, P);
+    - ``foot_heights`` (only for a bundle that observes them): each foot's lowest point above the terrain straight
+      below it, in io.yaml's ``foot_heights.feet`` order [m], shape (F,) or (num_robots, F).
 
     The returned targets are in ``joint_order`` (a dict by name when ``joint_pos`` was a dict). Build it from a
     bundle folder or a LEAPP export (folder or YAML), or from ``io`` and ``session`` of
@@ -65,6 +68,8 @@ class Controller:
         self.scales = {t["name"]: float(t["scale"]) for t in io["observations"]["policy"]}
         self.scan = height_scan_fields(io)
         """io.yaml's ``height_scan`` block (None: the controller observes no scan)."""
+        self.feet = foot_heights_fields(io)
+        """io.yaml's ``foot_heights`` block (None: the controller observes no foot heights)."""
         self.leapp = isinstance(session, LeappSession)
         """Whether ``session`` is a LEAPP export's model (raw measurements in) rather than a bundle's (obs in)."""
         self.has_step = self.leapp or "step" in [i.name for i in session.get_inputs()]
@@ -109,11 +114,20 @@ class Controller:
         clip = np.float32(self.scan["clip"])
         return np.clip(h - np.float32(self.scan["offset"]), -clip, clip)
 
+    def _foot_heights(self, value) -> np.ndarray:
+        h = np.atleast_2d(np.asarray(value, dtype=np.float32))
+        feet = len(self.feet["feet"])
+        if h.shape != (self.num_robots, feet):
+            raise ValueError(f"measurement 'foot_heights' has shape {h.shape}, expected ({self.num_robots}, {feet})")
+        clip = np.float32(self.feet["clip"])
+        return np.clip(h, -clip, clip)
+
     def _measured(self, measurements: dict) -> dict[str, np.ndarray]:
         """The measurements as (num_robots, size) arrays, joints in the bundle's order, with the projected gravity
         (and, for a LEAPP export, the base quaternion); KeyError naming what is missing."""
         scan = ("height_scan",) if self.scan is not None else ()
-        missing = [k for k in MEASUREMENTS + scan if k not in measurements]
+        feet = ("foot_heights",) if self.feet is not None else ()
+        missing = [k for k in MEASUREMENTS + scan + feet if k not in measurements]
         if self.leapp and "base_quat_xyzw" not in measurements:
             missing.append("base_quat_xyzw (a LEAPP export's model takes the base orientation)")
         elif not any(k in measurements for k in ORIENTATIONS):
@@ -132,6 +146,8 @@ class Controller:
             raw["projected_gravity"] = rotate_inverse(quat, np.tile(np.float32([0.0, 0.0, -1.0]), (len(quat), 1)))
         if self.scan is not None:
             raw["height_scan"] = self._height_scan(measurements["height_scan"])
+        if self.feet is not None:
+            raw["foot_heights"] = self._foot_heights(measurements["foot_heights"])
         return raw
 
     def _observation(self, raw: dict[str, np.ndarray]) -> np.ndarray:
@@ -146,6 +162,8 @@ class Controller:
         }
         if self.scan is not None:
             values["height_scan"] = raw["height_scan"]
+        if self.feet is not None:
+            values["foot_heights"] = raw["foot_heights"]
         return concat_terms(self.terms, self.scales, values)
 
     def observation(self, measurements: dict) -> np.ndarray:

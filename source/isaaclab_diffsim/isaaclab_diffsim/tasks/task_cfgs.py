@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import difflib
 import importlib
+import typing
 from collections.abc import Mapping
 
 import gymnasium as gym
@@ -100,9 +101,25 @@ def check_overrides(overrides: list[str], **roots) -> list[tuple[str, str]]:
     return out
 
 
+def _section_class(annotation):
+    """The config class of a field annotated ``annotation`` (``SomeCfg | None``), or None."""
+    classes = [a for a in (typing.get_args(annotation) or (annotation,)) if hasattr(a, "__dataclass_fields__")]
+    return classes[0] if len(classes) == 1 else None
+
+
 def _checked_value(item: str, label: str, before, value, annotation):
     """``value`` for the field ``label`` (an int widened to float for a float field), or SystemExit if it does not fit
-    the field's annotation (a config section takes only a section); ``before`` is the field's value before."""
+    the field's annotation (a config section takes only a section); ``before`` is the field's value before. A dict
+    for a section that is None (``env.foot_heights={}``) builds the section's class with the dict's fields set."""
+    cls = _section_class(annotation)
+    if before is None and isinstance(value, Mapping) and cls is not None:
+        unknown = sorted(set(value) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise SystemExit(f"override {item!r}: {label} ({cls.__name__}) has no field {unknown[0]!r}")
+        section = cls()
+        for name, field_value in value.items():
+            setattr(section, name, field_value)
+        return section
     if _is_section(before):
         if not _is_section(value):
             raise SystemExit(f"override {item!r}: {label} is a config section: override its fields (key.field=value)")

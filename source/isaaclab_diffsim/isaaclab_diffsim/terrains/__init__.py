@@ -4,10 +4,11 @@ terrain-level curriculum (docs/tasks.md "Rough terrain")."""
 from .generated import GeneratedTerrain, generate_terrain, generator_cfg, seeded_generation, terrain_from_generator
 from .height_scan import grid_pattern, height_scan, scan_points
 from .heightmap import HeightMap
-from .terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg, rough_terrains_cfg
+from .terrain_cfg import DiffFootHeightsCfg, DiffHeightScanCfg, DiffTerrainCfg, rough_terrains_cfg
 from .terrain_levels import TerrainLevels, terrain_level_moves
 
 __all__ = [
+    "DiffFootHeightsCfg",
     "DiffHeightScanCfg",
     "DiffTerrainCfg",
     "GeneratedTerrain",

@@ -1,4 +1,4 @@
-"""Configs of generated terrain in the differentiable env: the terrain itself and the height scan of it."""
+"""Configs of generated terrain in the differentiable env: the terrain and what the env observes of it."""
 
 from __future__ import annotations
 
@@ -87,3 +87,22 @@ class DiffHeightScanCfg:
     def validate_values(self, prefix: str = "") -> None:
         """Raise ValueError naming ``prefix`` + the field whose value cannot work."""
         check(self, {"size": sequence(non_negative, length=2), "resolution": positive, "clip": positive}, prefix=prefix)
+
+
+@configclass
+class DiffFootHeightsCfg:
+    """The ``foot_heights`` observation: the height of each foot's lowest point above the terrain straight below
+    it, clipped to +-``clip`` and multiplied by ``scale``, in leg order. A perceptive ANYmal controller reads the same
+    from its elevation map around the feet; here it tells a foot over a step edge (far above the ground below it)
+    from a foot in an ordinary swing, which the base-frame ``height_scan`` holds only through the leg kinematics."""
+
+    clip: float = 1.0
+    """[m]"""
+    scale: float = 5.0
+    """Observation scale (Isaac Lab's term ``scale``): 0.2 m reads 1."""
+    noise: UniformNoiseCfg | None = None
+    """Additive noise [m] before the clip; off with ``observations.enable_corruption``."""
+
+    def validate_values(self, prefix: str = "") -> None:
+        """Raise ValueError naming ``prefix`` + the field whose value cannot work."""
+        check(self, {"clip": positive, "scale": positive}, prefix=prefix)

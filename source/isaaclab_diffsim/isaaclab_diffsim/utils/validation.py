@@ -141,8 +141,8 @@ def field_annotation(cls: type, name: str):
             return annotation
         try:
             return eval(annotation, vars(sys.modules[klass.__module__]), dict(vars(klass)))
-        except _UNRESOLVED:
-            return None
+        except _UNRESOLVED:  # configclass copies annotations into subclasses: the defining module may resolve it
+            continue
     return None
 
 

@@ -86,3 +86,9 @@ class MujocoGround:
         px, py = pattern_xy[:, 0], pattern_xy[:, 1]
         points = np.stack([base_pos[0] + c * px - s * py, base_pos[1] + s * px + c * py], 1)
         return base_pos[2] - self.heights(data, points)
+
+    def foot_heights(self, data, foot_geoms: list[int], radius: float) -> np.ndarray:
+        """io.yaml's ``foot_heights`` measurement: each foot sphere's lowest point (centre z minus ``radius``) above
+        the ground straight below its centre, in the order of ``foot_geoms``."""
+        centres = data.geom_xpos[foot_geoms]
+        return centres[:, 2] - radius - self.heights(data, centres[:, 0:2])

@@ -16,7 +16,7 @@ from ..runtime import Controller
 from .actuator import DcMotor
 from .metrics import EpisodeAccumulator, EpisodeMetrics, StepSample
 from .mujoco_ground import MujocoGround
-from .mujoco_model import build_mujoco_anymal
+from .mujoco_model import FOOT_LINKS, build_mujoco_anymal
 from .noise import add_noise
 from .variants import NOMINAL_FRICTION, PUSH_INTERVAL_S, Variant
 
@@ -79,6 +79,12 @@ class MujocoRunner:
         meas = self._measurements(np.r_[0, 0, 0, 1.0, 0, 0, 0], np.zeros(6), self.default, np.zeros(12), np.zeros(3))
         if self.pattern is not None:
             meas["height_scan"] = np.zeros(len(self.pattern))
+        feet = self.controller.feet
+        if feet is not None:
+            order = [link.split("_")[0] for link in FOOT_LINKS]
+            if list(feet["feet"]) != order:
+                raise BundleMismatchError(f"io.yaml foot_heights.feet is {feet['feet']}, the MuJoCo model's {order}")
+            meas["foot_heights"] = np.zeros(len(order))
         self.controller.observation(meas)  # refuses unknown terms now
 
     @staticmethod
@@ -141,6 +147,8 @@ class MujocoRunner:
             meas = self._measurements(d.qpos[:7], d.qvel[:6], d.qpos[qa], d.qvel[da], command)
             if self.pattern is not None:
                 meas["height_scan"] = ground.scan(d, d.qpos[0:3], d.qpos[3:7], self.pattern)
+            if ctrl.feet is not None:
+                meas["foot_heights"] = ground.foot_heights(d, robot.foot_geoms, foot_radius)
             if variant.noise:
                 meas = add_noise(meas, self.noise, rng)
             targets = ctrl.step(meas)

@@ -21,6 +21,8 @@ def traced_observations(env, q: torch.Tensor, qd: torch.Tensor, last_actions: to
     cfg = env.cfg
     if cfg.height_scan is not None:
         raise NotImplementedError("a LEAPP export of a height-scan observation (cfg.height_scan) is not supported")
+    if cfg.foot_heights is not None:
+        raise NotImplementedError("a LEAPP export of the foot-height observation (cfg.foot_heights) is not supported")
     quat = q[:, 3:7]
     lin_b, ang_b = quat_rotate_inverse(quat, qd[:, 0:3]), quat_rotate_inverse(quat, qd[:, 3:6])
     step = env.episode_length_buf.float()[:, None]

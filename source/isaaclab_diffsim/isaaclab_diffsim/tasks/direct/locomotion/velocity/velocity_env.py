@@ -231,7 +231,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             if self.cfg.height_scan is None
             else len(grid_pattern(self.cfg.height_scan.size, self.cfg.height_scan.resolution))
         )
-        return int(self.cfg.observation_space) + scan + (2 if self.cfg.gait.period_s > 0 else 0)
+        feet = 0 if self.cfg.foot_heights is None else len(self.layout.foot_names)
+        return int(self.cfg.observation_space) + scan + feet + (2 if self.cfg.gait.period_s > 0 else 0)
 
     def _observation_terms(self) -> dict[str, slice]:
         """Entries of each term of the observation (Isaac Lab's flat-MDP terms, before the gait clock), sized by the
@@ -246,6 +247,15 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             return None
         start = self._observation_terms()["actions"].stop
         return slice(start, start + len(self.scan_pattern))
+
+    @property
+    def foot_height_columns(self) -> slice | None:
+        """The ``foot_heights`` entries of the observation (after the height scan, before the gait clock); None
+        without them."""
+        if self.cfg.foot_heights is None:
+            return None
+        start = self._observation_terms()["actions"].stop + (0 if self.scan_pattern is None else len(self.scan_pattern))
+        return slice(start, start + self.num_feet)
 
     def _check_sizes(self) -> None:
         """The config's observation and action sizes must be those of the model's layout."""
@@ -337,6 +347,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         d = envs[:, None]
         self.q = torch.where(d, q_new, self.q)
         self.qd = torch.where(d, qd_new, self.qd)
+        self._refresh_body_poses(envs)
         self._reset_buffers(envs)
 
     def _update_terrain_levels(self, envs: torch.Tensor) -> None:
@@ -358,8 +369,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         return log
 
     def set_state(self, state: dict) -> None:
-        """:meth:`DiffDirectRLEnv.set_state`; snapshots saved before ``prev_foot_centre`` or ``leg_kick_time`` existed
-        get zeros for them."""
+        """:meth:`DiffDirectRLEnv.set_state` (and the body poses of the state, where ``cfg.foot_heights`` reads
+        them); snapshots saved before ``prev_foot_centre`` or ``leg_kick_time`` existed get zeros for them."""
         if "prev_foot_centre" not in state:
             state = {**state, "prev_foot_centre": torch.zeros_like(self.prev_foot_centre)}
         if "leg_kick_time" not in state:
@@ -369,6 +380,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             state["action_delay"] = torch.zeros_like(self.action_delay)
         if "terrain_level" not in state:
             state = {**state, "terrain_level": torch.zeros_like(self.terrain_level)}
+        self.q = state["q"].clone().to(self.device)
+        self._refresh_body_poses()  # before an observation is recomputed from the state
         super().set_state(state)
         if self.terrain is not None:
             self.env_origins = self._env_origins()
@@ -398,6 +411,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             obs = self._corrupt(obs)
         if self.cfg.height_scan is not None:
             obs = torch.cat([obs, self._height_scan(q)], 1)
+        if self.cfg.foot_heights is not None:
+            obs = torch.cat([obs, self._observed_foot_heights()], 1)
         if self.cfg.gait.period_s > 0:
             obs = torch.cat([obs, mdp.gait_clock(self._gait_phase())], 1)
         return obs
@@ -410,6 +425,28 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             with global_rng_seeded(self.device, self._draw_seed()):
                 scan = c.noise.func(scan, c.noise)
         return scan.clamp(-c.clip, c.clip)
+
+    def _observed_foot_heights(self) -> torch.Tensor:
+        """The ``foot_heights`` observation (``cfg.foot_heights``) of the poses ``body_q``: (noise, then) clip, scale.
+        ``body_q`` is the last step's (differentiable), or forward kinematics of the state after a reset or
+        :meth:`set_state`."""
+        c = self.cfg.foot_heights
+        h = self.foot_heights(self.body_q)
+        if c.noise is not None and self.cfg.observations.enable_corruption:
+            with global_rng_seeded(self.device, self._draw_seed()):
+                h = c.noise.func(h, c.noise)
+        return h.clamp(-c.clip, c.clip) * c.scale
+
+    def _refresh_body_poses(self, envs: torch.Tensor | None = None) -> None:
+        """``body_q`` of the envs of the bool mask ``envs`` (all: None) from forward kinematics of ``q``; kept only
+        where an observation reads it (``cfg.foot_heights``)."""
+        if self.cfg.foot_heights is None:
+            return
+        fk = self.sim.forward_kinematics(self.q).view(self.num_envs, -1, 7)
+        if envs is None or self.body_q is None:
+            self.body_q = fk.view(-1, 7)
+        else:
+            self.body_q = torch.where(envs[:, None, None], fk, self.body_q.view(self.num_envs, -1, 7)).view(-1, 7)
 
     def _traced_observations(self, q, qd, last_actions):
         from .leapp_trace import traced_observations

@@ -13,7 +13,7 @@ from .....assets.anymal_c import ANYMAL_C_ROBOT_CFG
 from .....assets.robot_cfg import DiffRobotCfg
 from .....envs.diff_direct_env import DiffDirectRLEnvCfg
 from .....physics.diffsim_manager_cfg import DiffSimSolverCfg
-from .....terrains.terrain_cfg import DiffHeightScanCfg, DiffTerrainCfg
+from .....terrains.terrain_cfg import DiffFootHeightsCfg, DiffHeightScanCfg, DiffTerrainCfg
 from .....utils.validation import (
     Rule,
     check,
@@ -289,6 +289,9 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     height_scan: DiffHeightScanCfg | None = None
     """Isaac Lab's height scan appended to the observation after the flat-MDP terms (before the gait clock); the
     terrain's (a flat ground: 0) heights. None: no scan."""
+    foot_heights: DiffFootHeightsCfg | None = None
+    """Each foot's height above the ground below it, appended to the observation after the height scan (before the
+    gait clock). None: not observed."""
 
     def use_robot(self, robot: DiffRobotCfg) -> None:
         """Make ``robot`` the task's robot: its gains, envelope and heights become ``kp``, ``kd``,
@@ -328,6 +331,8 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
             self.height_scan.validate_values("height_scan.")
             if self.terrain is not None:
                 self.terrain.check_scan_fits(self.height_scan)
+        if self.foot_heights is not None:
+            self.foot_heights.validate_values("foot_heights.")
         nj, legs = self.robot.num_joints, tuple(self.robot.legs)
         ranges = [
             "commands.lin_vel_x",
