@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from helpers.env_measurements import env_measurements
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the tasks)
 from isaaclab_diffsim.deploy import Controller, export_bundle
 from isaaclab_diffsim.deploy.io_spec import BundleMismatchError, foot_heights_fields
-from isaaclab_diffsim.deploy.observations import rotate_inverse
 from isaaclab_diffsim.deploy.sim2sim import build_mujoco_anymal
 from isaaclab_diffsim.deploy.sim2sim.mujoco_ground import MujocoGround
 from isaaclab_diffsim.rl.shac import ShacRunner
@@ -18,7 +18,7 @@ from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.agents.sh
     AnymalCFlatTrotShacRunnerCfg,
 )
 from isaaclab_diffsim.tasks.direct.locomotion.velocity.config.anymal_c.rough_env_cfg import AnymalCRoughDiffEnvCfg
-from isaaclab_diffsim.terrains import DiffFootHeightsCfg, scan_points
+from isaaclab_diffsim.terrains import DiffFootHeightsCfg
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -65,21 +65,6 @@ def test_a_foot_heights_block_that_cannot_work_is_refused(rough_feet):
         foot_heights_fields(io)
 
 
-def measurements(env) -> dict:
-    q, qd = env.q.detach().double().numpy(), env.qd.detach().double().numpy()
-    xy = scan_points(env.q.detach()[:, 0:3], env.q.detach()[:, 3:7], env.scan_pattern)
-    return {
-        "base_lin_vel": rotate_inverse(q[:, 3:7], qd[:, 0:3]),
-        "base_ang_vel": rotate_inverse(q[:, 3:7], qd[:, 3:6]),
-        "projected_gravity": rotate_inverse(q[:, 3:7], np.array([[0.0, 0.0, -1.0]])),
-        "joint_pos": q[:, 7:],
-        "joint_vel": qd[:, 6:],
-        "command": env.commands.numpy(),
-        "height_scan": (env.q[:, 2:3] - env.ground_height(xy)).detach().numpy(),
-        "foot_heights": env.foot_heights(env.body_q).detach().numpy(),
-    }
-
-
 def test_controller_builds_the_env_observation_from_the_foot_heights_measurement(rough_feet):
     env, bundle, _ = rough_feet
     env.reset(seed=3)
@@ -88,7 +73,7 @@ def test_controller_builds_the_env_observation_from_the_foot_heights_measurement
     ctrl = Controller(str(bundle))
     ctrl.reset()
     ctrl.last_action = env.last_actions.detach().numpy().astype(np.float32)
-    meas = measurements(env)
+    meas = env_measurements(env)
     obs = ctrl.observation(meas)
     ref = env._get_observations().detach().numpy()
     assert obs.shape == ref.shape and np.abs(obs - ref).max() < 1e-5

@@ -16,12 +16,12 @@ import pytest
 import torch
 import warp as wp
 import yaml
+from helpers.env_measurements import env_measurements
 from helpers.training import TINY_SHAC
 
 import isaaclab_diffsim.tasks  # noqa: F401  (registers the tasks)
 from isaaclab_diffsim.deploy import Controller, export_bundle, open_bundle
 from isaaclab_diffsim.deploy.io_spec import BundleMismatchError
-from isaaclab_diffsim.deploy.observations import rotate_inverse
 from isaaclab_diffsim.deploy.sim2sim import build_mujoco_anymal
 from isaaclab_diffsim.deploy.sim2sim.bundle_terrain import bundle_terrain, terrain_generator_cfg
 from isaaclab_diffsim.deploy.sim2sim.mujoco_ground import GROUND_GROUP, MujocoGround
@@ -247,20 +247,9 @@ def test_controller_builds_the_env_observation_from_the_scan_measurement(rough):
     env.reset(seed=3)
     with torch.no_grad():
         env.step(torch.zeros(1, 12))
-    q, qd = env.q.detach().double().numpy(), env.qd.detach().double().numpy()
     ctrl = Controller(str(bundle))
     ctrl.reset()
-    ground = env.ground_height
-    xy = scan_points(env.q.detach()[:, 0:3], env.q.detach()[:, 3:7], env.scan_pattern)
-    meas = {
-        "base_lin_vel": rotate_inverse(q[:, 3:7], qd[:, 0:3]),
-        "base_ang_vel": rotate_inverse(q[:, 3:7], qd[:, 3:6]),
-        "projected_gravity": rotate_inverse(q[:, 3:7], np.array([[0.0, 0.0, -1.0]])),
-        "joint_pos": q[:, 7:],
-        "joint_vel": qd[:, 6:],
-        "command": env.commands.numpy(),
-        "height_scan": (env.q[:, 2:3] - ground(xy)).detach().numpy(),
-    }
+    meas = env_measurements(env)
     ctrl.last_action = env.last_actions.detach().numpy().astype(np.float32)
     obs = ctrl.observation(meas)
     ref = env._get_observations().detach().numpy()[:, : obs.shape[1]]

@@ -99,26 +99,23 @@ class Controller:
             raise ValueError(f"measurement {key!r} has {a.shape[1]} joints, joint_order has {len(self.joint_order)}")
         return a[:, self.perm]
 
-    def _vector(self, measurements: dict, key: str) -> np.ndarray:
+    def _rows(self, measurements: dict, key: str, size: int) -> np.ndarray:
+        """``measurements[key]`` as a (num_robots, size) float32 array; ValueError naming it otherwise."""
         a = np.atleast_2d(np.asarray(measurements[key], dtype=np.float32))
-        size = 4 if key == "base_quat_xyzw" else 3
         if a.shape != (self.num_robots, size):
             raise ValueError(f"measurement {key!r} has shape {a.shape}, expected ({self.num_robots}, {size})")
         return a
 
-    def _height_scan(self, value) -> np.ndarray:
-        h = np.atleast_2d(np.asarray(value, dtype=np.float32))
-        points = len(self.scan["pattern_xy"])
-        if h.shape != (self.num_robots, points):
-            raise ValueError(f"measurement 'height_scan' has shape {h.shape}, expected ({self.num_robots}, {points})")
+    def _vector(self, measurements: dict, key: str) -> np.ndarray:
+        return self._rows(measurements, key, 4 if key == "base_quat_xyzw" else 3)
+
+    def _height_scan(self, measurements: dict) -> np.ndarray:
+        h = self._rows(measurements, "height_scan", len(self.scan["pattern_xy"]))
         clip = np.float32(self.scan["clip"])
         return np.clip(h - np.float32(self.scan["offset"]), -clip, clip)
 
-    def _foot_heights(self, value) -> np.ndarray:
-        h = np.atleast_2d(np.asarray(value, dtype=np.float32))
-        feet = len(self.feet["feet"])
-        if h.shape != (self.num_robots, feet):
-            raise ValueError(f"measurement 'foot_heights' has shape {h.shape}, expected ({self.num_robots}, {feet})")
+    def _foot_heights(self, measurements: dict) -> np.ndarray:
+        h = self._rows(measurements, "foot_heights", len(self.feet["feet"]))
         clip = np.float32(self.feet["clip"])
         return np.clip(h, -clip, clip)
 
@@ -145,9 +142,9 @@ class Controller:
             quat = raw["base_quat_xyzw"]
             raw["projected_gravity"] = rotate_inverse(quat, np.tile(np.float32([0.0, 0.0, -1.0]), (len(quat), 1)))
         if self.scan is not None:
-            raw["height_scan"] = self._height_scan(measurements["height_scan"])
+            raw["height_scan"] = self._height_scan(measurements)
         if self.feet is not None:
-            raw["foot_heights"] = self._foot_heights(measurements["foot_heights"])
+            raw["foot_heights"] = self._foot_heights(measurements)
         return raw
 
     def _observation(self, raw: dict[str, np.ndarray]) -> np.ndarray:
