@@ -1,0 +1,184 @@
+"""Whether a bigger batch would give the actor's terrain inputs a gradient that keeps its direction: per input group of
+the actor's first layer (flat-MDP terms, height scan, inputs after the scan), the per-env signal |E G|^2 and noise of
+the SHAC actor gradient, and the batch at which two independent batches' gradients reach a cosine of 0.5
+(``isaaclab_diffsim.experiments.gradient_snr``). Printed and as JSON.
+
+    .venv/bin/python scripts/experiments/actor_gradient_snr.py CKPT [CKPT ...] --horizons 8 [--out F.json] \
+        [--task DiffSim-Velocity-Rough-AnymalC-Direct] [--num_envs N --warmup_steps 150] [env.x=... agent.x=...]
+
+Each checkpoint is loaded into a fresh env of ``--task`` with the trailing overrides, which must give the env config
+stored in the checkpoint (the run's own overrides; seed and env count aside): a difference is refused, naming the
+fields. With the checkpoint's own number of envs its env and RNG state are restored, so the horizons continue the
+training run from that iteration; with another ``--num_envs`` the envs start from a reset and the policy runs
+``--warmup_steps`` steps first. Then ``--horizons`` consecutive SHAC horizons are rolled out and
+differentiated with the policy fixed and the normaliser frozen (no update).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import time
+
+import torch
+
+from isaaclab_diffsim.diagnostics import build_runner
+from isaaclab_diffsim.experiments.gradient_snr import LayerGradientCapture, combine_horizons, horizon_moments
+from isaaclab_diffsim.experiments.scan_weights import scan_columns
+from isaaclab_diffsim.rl.checkpoints import env_cfg_dict, load_checkpoint
+
+TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
+REQUIRED = ("model_state_dict", "cfg", "env_cfg")
+OVERRIDE = re.compile(r"^[+~]?(env|agent)\.[^=]+=")
+IGNORED = ("num_envs", "seed")
+"""Env config fields that may differ from the checkpoint's."""
+REPORT_ENVS = (1024, 4096)
+"""Batch sizes whose expected cosine is reported (the CPU recipe's and Isaac Lab's rough-task env counts)."""
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoints", nargs="+", help="SHAC checkpoints (model_<it>.pt), then the overrides")
+    p.add_argument("--task", default=TASK)
+    p.add_argument("--horizons", type=int, default=8)
+    p.add_argument("--num_envs", type=int, default=None, help="default: the checkpoint's (its env state restored)")
+    p.add_argument("--warmup_steps", type=int, default=150, help="policy steps after a reset (another --num_envs)")
+    p.add_argument("--torch_threads", type=int, default=1, help="as scripts/train.py")
+    p.add_argument("--out", default=None, help="JSON file for the records (none: print only)")
+    args = p.parse_intermixed_args(argv)
+    # env.<field>=value / agent.<field>=value after the checkpoints
+    args.overrides = [a for a in args.checkpoints if OVERRIDE.match(a)]
+    args.checkpoints = [a for a in args.checkpoints if not OVERRIDE.match(a)]
+    if not args.checkpoints:
+        p.error("no checkpoint given")
+    if args.horizons < 1:
+        p.error(f"--horizons must be at least 1, got {args.horizons}")
+    if args.num_envs is not None and args.num_envs < 2:
+        p.error(f"--num_envs must be at least 2, got {args.num_envs}")
+    if args.warmup_steps < 0:
+        p.error(f"--warmup_steps must be at least 0, got {args.warmup_steps}")
+    return args
+
+
+def input_groups(env_cfg: dict, num_obs: int) -> dict[str, slice]:
+    """The actor's input groups: the flat-MDP terms, the scan and whatever follows it (when present)."""
+    try:
+        scan = scan_columns(env_cfg)
+    except ValueError:
+        return {"flat": slice(0, num_obs)}
+    groups = {"flat": slice(0, scan.start), "scan": scan}
+    if scan.stop < num_obs:
+        groups["after_scan"] = slice(scan.stop, num_obs)
+    return groups
+
+
+def config_differences(saved: dict, built: dict, prefix: str = "") -> list[str]:
+    """Dotted names of the fields whose values differ between two ``to_dict()`` forms (functions compared by name)."""
+    out = []
+    for key in sorted(set(saved) | set(built), key=str):
+        a, b = saved.get(key), built.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += config_differences(a, b, f"{prefix}{key}.")
+        elif a != b and not (callable(b) and getattr(b, "__name__", None) == str(a).rsplit(":", 1)[-1]):
+            out.append(f"{prefix}{key}")
+    return out
+
+
+def warm_up(runner, steps: int) -> None:
+    """Reset the envs and run the stochastic policy ``steps`` steps without a graph."""
+    env, norm = runner.env, runner.alg.obs_normalizer
+    stats = norm.snapshot() if norm is not None else None
+    obs = env.reset()
+    with torch.no_grad():
+        for _ in range(steps):
+            obs_n = obs.to(runner.device) if norm is None else norm.normalize(obs.to(runner.device), stats)
+            obs = env.step(runner.alg.policy.act(obs_n).to(env.device))[0]
+    env.detach()
+
+
+def measure(runner, groups: dict[str, slice], horizons: int) -> dict[str, list[tuple[float, float]]]:
+    """Per group, each horizon's (unbiased |E G|^2, E|G|^2) of the actor's first-layer weight gradient."""
+    layer = runner.alg.policy.actor[0]
+    params = runner.alg.policy.actor_parameters()
+    moments = {name: [] for name in groups}
+    for h in range(horizons):
+        t0 = time.perf_counter()
+        with LayerGradientCapture(layer) as cap:
+            try:
+                runner._rollout(update_normalizer=False, bookkeeping=False)
+                loss = runner.alg.actor_loss
+                (weight_grad,) = torch.autograd.grad(loss, [params[0]])
+            finally:
+                runner.alg.abort_horizon()
+        x, delta = cap.factors()
+        # the per-env factors must add up to the layer's gradient (a missed call would break the statistics)
+        check = torch.einsum("tno,tni->oi", delta.double(), x.double())
+        err = float((check - weight_grad.double()).norm() / weight_grad.double().norm().clamp_min(1e-300))
+        if err > 1e-6:
+            raise RuntimeError(f"the captured factors give the first layer's gradient to {err:.2e} only")
+        for name, cols in groups.items():
+            moments[name].append(horizon_moments(x, delta, cols))
+        line = ", ".join(f"{n} cos@1024 {combine_horizons(m[-1:]).cosine(1024):.3f}" for n, m in moments.items())
+        print(f"[gradient_snr] horizon {h}: loss {float(loss.detach()):.4f}, {line} ({time.perf_counter() - t0:.1f} s)")
+    return moments
+
+
+def record(moments: dict[str, list[tuple[float, float]]], num_envs: int) -> dict:
+    out = {"num_envs": num_envs, "horizons": len(next(iter(moments.values())))}
+    for name, m in moments.items():
+        sig = combine_horizons(m)
+        out[name] = {
+            "signal": sig.signal,
+            "signal_sem": sig.signal_sem,
+            "second_moment": sig.second_moment,
+            "envs_for_cosine_0.5": sig.envs_for_cosine(0.5),
+            **{f"cosine@{n}": sig.cosine(n) for n in REPORT_ENVS},
+        }
+    return out
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    torch.set_num_threads(args.torch_threads)
+    records = {}
+    for path in args.checkpoints:
+        try:
+            state = load_checkpoint(path, REQUIRED, "SHAC runner", map_location="cpu")
+        except (ValueError, KeyError) as err:
+            raise SystemExit(f"actor_gradient_snr.py: {path}: {err}") from None
+        own_envs = int(state["env_cfg"]["num_envs"])
+        num_envs = own_envs if args.num_envs is None else args.num_envs
+        runner = build_runner(args.task, agent_cfg=state["cfg"], overrides=args.overrides, num_envs=num_envs)
+        diff = [k for k in config_differences(state["env_cfg"], env_cfg_dict(runner.env)) if k not in IGNORED]
+        if diff:
+            runner.close()
+            raise SystemExit(
+                f"actor_gradient_snr.py: {path} was trained with another env config than {args.task} with these "
+                f"overrides: {', '.join(diff[:8])}{' ...' if len(diff) > 8 else ''} (pass the run's overrides)"
+            )
+        runner.load(path, load_optimizer=False, restore_env=num_envs == own_envs)
+        if state.get("kappa") is not None:  # the kappa schedule's value at that iteration
+            runner.env.set_kappa(float(state["kappa"]))
+        if num_envs != own_envs:
+            warm_up(runner, args.warmup_steps)
+        groups = input_groups(state["env_cfg"], runner.env.num_obs)
+        records[path] = record(measure(runner, groups, args.horizons), num_envs)
+        runner.close()
+        for name in groups:
+            r = records[path][name]
+            print(
+                f"[gradient_snr] {path} {name}: signal {r['signal']:.3g} +- {r['signal_sem']:.2g}, second moment "
+                f"{r['second_moment']:.3g}, envs for cosine 0.5: {r['envs_for_cosine_0.5']:.3g}, "
+                + ", ".join(f"cosine at {n} envs {r[f'cosine@{n}']:.3f}" for n in REPORT_ENVS)
+            )
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            json.dump(records, f, indent=1)
+    return records
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Signal and noise of the actor's first-layer gradient per input group, measured per env: how many envs a batch
+needs before its gradient on a group of inputs (flat-MDP terms, height scan, ...) points the same way as another
+independent batch's.
+
+Envs do not interact, so the actor loss of a horizon is a mean over envs and its first-layer weight gradient is the
+mean of per-env gradients ``G_n = sum_t delta_{t,n} x_{t,n}^T``, with ``x_{t,n}`` the layer's input (the normalised
+observation) and ``delta_{t,n}`` the loss's gradient with respect to its output at step t (what every later step of
+the horizon makes of it). One backward pass gives both factors, so the per-env statistics cost no extra backward:
+
+- second moment ``E|G|^2 = 1/N sum_n |G_n|^2``, with ``|G_n|^2 = sum_{t,s} (delta_t . delta_s)(x_t . x_s)``;
+- signal ``|E G|^2``, unbiased from the mean of the pairwise products ``G_n . G_m``, n != m:
+  ``(|sum_n G_n|^2 - sum_n |G_n|^2) / (N (N - 1))``.
+
+The mean gradient of a batch of M envs then has an expected squared error ``(E|G|^2 - |E G|^2) / M`` about
+``E G``, and two independent such batches have an expected cosine of about ``s / (s + noise / M)`` (s the signal,
+``noise = E|G|^2 - s``): a batch of ``noise / s`` envs reaches a cosine of 0.5.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+class LayerGradientCapture:
+    """Records, for every forward call of ``layer`` (a ``torch.nn.Linear``) with grad enabled while the context is
+    open, its input and (after the backward pass) the gradient with respect to its output."""
+
+    def __init__(self, layer: torch.nn.Module):
+        if not isinstance(layer, torch.nn.Linear):
+            raise TypeError(f"LayerGradientCapture needs a torch.nn.Linear, got {type(layer).__name__}")
+        self.layer = layer
+        self.inputs: list[torch.Tensor] = []
+        self._out_grads: dict[int, torch.Tensor] = {}
+        self._handle = None
+
+    def _forward_hook(self, _module, args, out):
+        if not out.requires_grad:
+            return
+        i = len(self.inputs)
+        self.inputs.append(args[0].detach())
+        out.register_hook(lambda g, i=i: self._out_grads.__setitem__(i, g.detach()))
+
+    def __enter__(self) -> LayerGradientCapture:
+        self.inputs, self._out_grads = [], {}
+        self._handle = self.layer.register_forward_hook(self._forward_hook)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._handle.remove()
+        self._handle = None
+
+    def factors(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(inputs, output gradients), each stacked over the recorded calls: (T, N, in) and (T, N, out); a call whose
+        output took no part in the backward pass has a zero gradient. ValueError before any call."""
+        if not self.inputs:
+            raise ValueError("LayerGradientCapture: the layer was not called with grad enabled")
+        x = torch.stack(self.inputs)
+        out = self.layer.out_features
+        d = torch.stack([self._out_grads.get(i, x.new_zeros(x.shape[1], out)) for i in range(len(self.inputs))]).to(
+            x.dtype
+        )
+        return x, d
+
+
+def per_env_moments(x: torch.Tensor, delta: torch.Tensor, columns: slice) -> tuple[torch.Tensor, torch.Tensor]:
+    """(sum over envs of G_n, and each env's |G_n|^2) for the weight columns ``columns``, from the stacked inputs
+    ``x`` (T, N, in) and output gradients ``delta`` (T, N, out); G_n = sum_t delta_{t,n} x_{t,n}[columns]^T."""
+    xc = x[..., columns].double()
+    d = delta.double()
+    total = torch.einsum("tno,tni->oi", d, xc)
+    gram_d = torch.einsum("tno,sno->nts", d, d)
+    gram_x = torch.einsum("tni,sni->nts", xc, xc)
+    return total, (gram_d * gram_x).sum(dim=(1, 2))
+
+
+@dataclass
+class GradientSignal:
+    """Per-env gradient moments of one input group, averaged over horizons: ``signal`` |E G|^2 and ``second_moment``
+    E|G|^2 (per env, the batch's loss being their mean); ``signal_sem`` the standard error of ``signal`` over the
+    horizons (0 with one)."""
+
+    signal: float
+    second_moment: float
+    signal_sem: float = 0.0
+
+    @property
+    def noise(self) -> float:
+        """E|G - E G|^2 of one env."""
+        return self.second_moment - self.signal
+
+    def cosine(self, envs: int) -> float:
+        """Expected cosine between the mean gradients of two independent batches of ``envs`` envs (0 when the signal
+        estimate is not positive)."""
+        if self.signal <= 0.0:
+            return 0.0
+        return self.signal / (self.signal + self.noise / envs)
+
+    def envs_for_cosine(self, cosine: float = 0.5) -> float:
+        """Batch size whose independent mean gradients have ``cosine`` in expectation (inf when the signal estimate
+        is not positive)."""
+        if not 0.0 < cosine < 1.0:
+            raise ValueError(f"cosine must be in (0, 1), got {cosine}")
+        if self.signal <= 0.0:
+            return math.inf
+        return self.noise / self.signal * cosine / (1.0 - cosine)
+
+
+def horizon_moments(x: torch.Tensor, delta: torch.Tensor, columns: slice) -> tuple[float, float]:
+    """(unbiased |E G|^2, E|G|^2) of one horizon's N envs for ``columns`` (N >= 2), from the factors of a loss that
+    is the mean of the envs' losses: G_n is env n's own loss gradient, N times its share of the batch's."""
+    n = x.shape[1]
+    if n < 2:
+        raise ValueError(f"the signal estimate needs at least 2 envs, got {n}")
+    total, sq = per_env_moments(x, delta, columns)
+    total_sq, sq_sum = n * n * float(total.square().sum()), n * n * float(sq.sum())
+    return (total_sq - sq_sum) / (n * (n - 1)), sq_sum / n
+
+
+def combine_horizons(moments: list[tuple[float, float]]) -> GradientSignal:
+    """The :class:`GradientSignal` of several horizons' :func:`horizon_moments` (their means)."""
+    if not moments:
+        raise ValueError("no horizons")
+    sig = torch.tensor([m[0] for m in moments], dtype=torch.float64)
+    sem = float(sig.std() / math.sqrt(len(moments))) if len(moments) > 1 else 0.0
+    return GradientSignal(float(sig.mean()), sum(m[1] for m in moments) / len(moments), sem)

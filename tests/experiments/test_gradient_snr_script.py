@@ -1,0 +1,50 @@
+"""scripts/experiments/actor_gradient_snr.py on a tiny rough-task checkpoint: a record per input group, from the
+checkpoint's own envs and from a reset with another env count; a run's env config that the overrides do not give is
+refused, naming the field."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.training import TINY_SHAC
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
+SCRIPT = ROOT / "scripts" / "experiments" / "actor_gradient_snr.py"
+OVERRIDES = [a for a in TINY_SHAC if "=" in a] + [
+    "env.terrain.generator.num_rows=3",
+    "env.terrain.generator.num_cols=6",
+    "env.terrain.generator.border_width=2.0",
+    "env.rewards.termination_penalty=-100.0",
+]
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_actor_gradient_snr_script(tmp_path):
+    train = [sys.executable, str(ROOT / "scripts" / "train.py"), "--task", TASK, "--log_dir", str(tmp_path / "run")]
+    train += ["--num_envs", "4", "--max_iterations", "1", "--eval_episodes", "0", "--seed", "3"]
+    proc = subprocess.run(train + ["agent.warm_start_task=null", *OVERRIDES], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ckpt = str(tmp_path / "run" / "model_1.pt")
+    out = tmp_path / "snr.json"
+    base = [sys.executable, str(SCRIPT), ckpt, "--task", TASK, "--horizons", "2"]
+    proc = subprocess.run([*base, "--out", str(out), *OVERRIDES], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rec = json.loads(out.read_text())[ckpt]
+    assert rec["num_envs"] == 4 and rec["horizons"] == 2
+    assert set(rec) == {"num_envs", "horizons", "flat", "scan"}
+    for group in ("flat", "scan"):
+        r = rec[group]
+        assert r["second_moment"] > 0 and r["second_moment"] >= r["signal"]
+        assert 0.0 <= r["cosine@1024"] <= r["cosine@4096"] <= 1.0
+    assert "scan: signal" in proc.stdout
+
+    proc = subprocess.run([*base, "--num_envs", "3", "--warmup_steps", "2", *OVERRIDES], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "flat: signal" in proc.stdout
+
+    proc = subprocess.run([*base, *OVERRIDES[:-1]], capture_output=True, text=True)
+    assert proc.returncode != 0 and "rewards.termination_penalty" in proc.stderr
