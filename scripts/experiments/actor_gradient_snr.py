@@ -25,7 +25,13 @@ import time
 import torch
 
 from isaaclab_diffsim.diagnostics import build_runner
-from isaaclab_diffsim.experiments.gradient_snr import LayerGradientCapture, combine_horizons, horizon_moments
+from isaaclab_diffsim.experiments.gradient_snr import (
+    LayerGradientCapture,
+    combine_horizons,
+    horizon_moments,
+    per_weight_moments,
+    weight_envs_needed,
+)
 from isaaclab_diffsim.experiments.scan_weights import scan_columns
 from isaaclab_diffsim.rl.checkpoints import env_cfg_dict, load_checkpoint
 
@@ -98,11 +104,14 @@ def warm_up(runner, steps: int) -> None:
     env.detach()
 
 
-def measure(runner, groups: dict[str, slice], horizons: int) -> dict[str, list[tuple[float, float]]]:
-    """Per group, each horizon's (unbiased |E G|^2, E|G|^2) of the actor's first-layer weight gradient."""
+def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict]:
+    """Per group, each horizon's (unbiased |E G|^2, E|G|^2) of the actor's first-layer weight gradient, and the sums
+    over the horizons of :func:`per_weight_moments`' three tensors."""
     layer = runner.alg.policy.actor[0]
     params = runner.alg.policy.actor_parameters()
     moments = {name: [] for name in groups}
+    weights = {name: None for name in groups}
+    signs = torch.Generator().manual_seed(0)
     for h in range(horizons):
         t0 = time.perf_counter()
         with LayerGradientCapture(layer) as cap:
@@ -120,21 +129,29 @@ def measure(runner, groups: dict[str, slice], horizons: int) -> dict[str, list[t
             raise RuntimeError(f"the captured factors give the first layer's gradient to {err:.2e} only")
         for name, cols in groups.items():
             moments[name].append(horizon_moments(x, delta, cols))
+            w = per_weight_moments(x, delta, cols, generator=signs)
+            weights[name] = w if weights[name] is None else tuple(a + b for a, b in zip(weights[name], w))
         line = ", ".join(f"{n} cos@1024 {combine_horizons(m[-1:]).cosine(1024):.3f}" for n, m in moments.items())
         print(f"[gradient_snr] horizon {h}: loss {float(loss.detach()):.4f}, {line} ({time.perf_counter() - t0:.1f} s)")
-    return moments
+    return moments, weights
 
 
-def record(moments: dict[str, list[tuple[float, float]]], num_envs: int) -> dict:
-    out = {"num_envs": num_envs, "horizons": len(next(iter(moments.values())))}
+def record(moments: dict[str, list[tuple[float, float]]], weights: dict, num_envs: int) -> dict:
+    horizons = len(next(iter(moments.values())))
+    out = {"num_envs": num_envs, "horizons": horizons}
     for name, m in moments.items():
         sig = combine_horizons(m)
+        signal, second, null = (t / horizons for t in weights[name])
+        envs, null_envs = weight_envs_needed(signal, second), weight_envs_needed(null, second)
         out[name] = {
             "signal": sig.signal,
             "signal_sem": sig.signal_sem,
             "second_moment": sig.second_moment,
             "envs_for_cosine_0.5": sig.envs_for_cosine(0.5),
             **{f"cosine@{n}": sig.cosine(n) for n in REPORT_ENVS},
+            "weight_envs_median": float(envs.median()),
+            **{f"weights_snr1@{n}": float((envs <= n).double().mean()) for n in REPORT_ENVS},
+            **{f"null_weights_snr1@{n}": float((null_envs <= n).double().mean()) for n in REPORT_ENVS},
         }
     return out
 
@@ -164,7 +181,7 @@ def main(argv=None) -> dict:
         if num_envs != own_envs:
             warm_up(runner, args.warmup_steps)
         groups = input_groups(state["env_cfg"], runner.env.num_obs)
-        records[path] = record(measure(runner, groups, args.horizons), num_envs)
+        records[path] = record(*measure(runner, groups, args.horizons), num_envs)
         runner.close()
         for name in groups:
             r = records[path][name]
@@ -172,6 +189,11 @@ def main(argv=None) -> dict:
                 f"[gradient_snr] {path} {name}: signal {r['signal']:.3g} +- {r['signal_sem']:.2g}, second moment "
                 f"{r['second_moment']:.3g}, envs for cosine 0.5: {r['envs_for_cosine_0.5']:.3g}, "
                 + ", ".join(f"cosine at {n} envs {r[f'cosine@{n}']:.3f}" for n in REPORT_ENVS)
+                + "; weights with a gradient mean above its spread at "
+                + ", ".join(
+                    f"{n} envs {r[f'weights_snr1@{n}']:.1%} (sign-flipped null {r[f'null_weights_snr1@{n}']:.1%})"
+                    for n in REPORT_ENVS
+                )
             )
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -13,6 +13,8 @@ from isaaclab_diffsim.experiments.gradient_snr import (
     combine_horizons,
     horizon_moments,
     per_env_moments,
+    per_weight_moments,
+    weight_envs_needed,
 )
 
 T, N, D, H = 4, 5, 6, 3  # steps, envs, inputs, first-layer units
@@ -130,3 +132,28 @@ def test_bad_input_is_refused(nets):
         GradientSignal(1.0, 2.0).envs_for_cosine(1.0)
     with pytest.raises(ValueError, match="no horizons"):
         combine_horizons([])
+
+
+def test_per_weight_moments_against_per_env_gradients(nets):
+    """Per weight: the explicit per-env gradients' pairwise products and squares; summed over the weights, the
+    vector moments of horizon_moments; the sign-flipped estimate near zero where the mean dominates."""
+    layer, head, x0 = nets
+    with LayerGradientCapture(layer) as cap:
+        torch.autograd.grad(rollout(layer, head, x0).mean(), [layer.weight])
+    x, delta = cap.factors()
+    cols = slice(2, 5)
+    signal, second, null = per_weight_moments(x, delta, cols, chunk=2, generator=torch.Generator().manual_seed(0))
+    g = per_env_gradients(layer, head, x0)[..., cols]
+    pairs = (g.sum(0).square() - g.square().sum(0)) / (N * (N - 1))
+    torch.testing.assert_close(signal, pairs, rtol=1e-10, atol=1e-14)
+    torch.testing.assert_close(second, g.square().mean(0), rtol=1e-10, atol=1e-14)
+    vec_signal, vec_second = horizon_moments(x, delta, cols)
+    assert float(signal.sum()) == pytest.approx(vec_signal, rel=1e-10)
+    assert float(second.sum()) == pytest.approx(vec_second, rel=1e-10)
+    # a constant per-env gradient: all signal, and the sign-flipped estimate is small against it
+    ones = torch.ones(1, 400, 2, dtype=torch.float64)
+    s, m2, n0 = per_weight_moments(ones, torch.full((1, 400, 1), 1 / 400, dtype=torch.float64), slice(None))
+    torch.testing.assert_close(s, m2)
+    assert float(n0.abs().max()) < 0.05 * float(s.min())
+    assert torch.isinf(weight_envs_needed(n0.clamp_max(0.0), m2)).all()
+    torch.testing.assert_close(weight_envs_needed(torch.tensor([0.5]), torch.tensor([2.0])), torch.tensor([3.0]))

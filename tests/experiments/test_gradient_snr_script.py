@@ -40,6 +40,8 @@ def test_actor_gradient_snr_script(tmp_path):
         r = rec[group]
         assert r["second_moment"] > 0 and r["second_moment"] >= r["signal"]
         assert 0.0 <= r["cosine@1024"] <= r["cosine@4096"] <= 1.0
+        assert 0.0 <= r["weights_snr1@1024"] <= r["weights_snr1@4096"] <= 1.0
+        assert 0.0 <= r["null_weights_snr1@1024"] <= r["null_weights_snr1@4096"] <= 1.0
     assert "scan: signal" in proc.stdout
 
     proc = subprocess.run([*base, "--num_envs", "3", "--warmup_steps", "2", *OVERRIDES], capture_output=True, text=True)

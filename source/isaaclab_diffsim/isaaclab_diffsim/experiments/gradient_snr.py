@@ -13,7 +13,9 @@ the horizon makes of it). One backward pass gives both factors, so the per-env s
 
 The mean gradient of a batch of M envs then has an expected squared error ``(E|G|^2 - |E G|^2) / M`` about
 ``E G``, and two independent such batches have an expected cosine of about ``s / (s + noise / M)`` (s the signal,
-``noise = E|G|^2 - s``): a batch of ``noise / s`` envs reaches a cosine of 0.5.
+``noise = E|G|^2 - s``): a batch of ``noise / s`` envs reaches a cosine of 0.5. Adam scales each weight's step by its
+own gradient's root mean square, so the same moments per weight (:func:`per_weight_moments`) say how many envs make
+each weight's gradient keep its sign.
 """
 
 from __future__ import annotations
@@ -126,3 +128,34 @@ def combine_horizons(moments: list[tuple[float, float]]) -> GradientSignal:
     sig = torch.tensor([m[0] for m in moments], dtype=torch.float64)
     sem = float(sig.std() / math.sqrt(len(moments))) if len(moments) > 1 else 0.0
     return GradientSignal(float(sig.mean()), sum(m[1] for m in moments) / len(moments), sem)
+
+
+def per_weight_moments(
+    x: torch.Tensor, delta: torch.Tensor, columns: slice, chunk: int = 64, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per weight of the columns ``columns``, the unbiased E[G]^2 and E[G^2] over one horizon's N envs (N >= 2), G
+    being an env's own gradient as in :func:`horizon_moments`: what Adam, which scales each weight's step by its own
+    gradient's root mean square, sees. The third tensor is the same E[G]^2 estimate with each env's gradient
+    multiplied by a random sign (from ``generator``), which has no mean: the estimate's spread where there is no
+    signal. The envs' gradients are formed ``chunk`` envs at a time."""
+    n = x.shape[1]
+    if n < 2:
+        raise ValueError(f"the signal estimate needs at least 2 envs, got {n}")
+    xc, d = x[..., columns].double(), delta.double()
+    signs = torch.randint(0, 2, (n,), generator=generator).double() * 2 - 1
+    s1 = torch.zeros(d.shape[-1], xc.shape[-1], dtype=torch.float64)
+    s2, s1_null = torch.zeros_like(s1), torch.zeros_like(s1)
+    for start in range(0, n, chunk):
+        g = n * torch.einsum("tco,tci->coi", d[:, start : start + chunk], xc[:, start : start + chunk])
+        s1 += g.sum(0)
+        s2 += g.square().sum(0)
+        s1_null += torch.einsum("c,coi->oi", signs[start : start + chunk], g)
+    norm = n * (n - 1)
+    return (s1.square() - s2) / norm, s2 / n, (s1_null.square() - s2) / norm
+
+
+def weight_envs_needed(signal: torch.Tensor, second_moment: torch.Tensor) -> torch.Tensor:
+    """Per weight, the batch at which the batch-mean gradient's mean equals its standard deviation (noise over
+    signal; inf where the signal estimate is not positive)."""
+    noise = second_moment - signal
+    return torch.where(signal > 0, noise / signal.clamp_min(1e-300), torch.full_like(signal, math.inf))
