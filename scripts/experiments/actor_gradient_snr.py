@@ -7,11 +7,12 @@ the SHAC actor gradient, and the batch at which two independent batches' gradien
         [--task DiffSim-Velocity-Rough-AnymalC-Direct] [--num_envs N --warmup_steps 150] [env.x=... agent.x=...]
 
 Each checkpoint is loaded into a fresh env of ``--task`` with the trailing overrides, which must give the env config
-stored in the checkpoint (the run's own overrides; seed and env count aside): a difference is refused, naming the
-fields. With the checkpoint's own number of envs its env and RNG state are restored, so the horizons continue the
-training run from that iteration; with another ``--num_envs`` the envs start from a reset and the policy runs
-``--warmup_steps`` steps first. Then ``--horizons`` consecutive SHAC horizons are rolled out and
-differentiated with the policy fixed and the normaliser frozen (no update).
+stored in the checkpoint (the run's own overrides; seed and env count aside) except in the fields they name (a
+variant to measure): another difference is refused, naming the fields. With the checkpoint's own number of envs its
+env and RNG state are restored, so the horizons continue the training run from that iteration; with another
+``--num_envs`` the envs start from a reset and the policy runs ``--warmup_steps`` steps first. Then ``--horizons``
+consecutive SHAC horizons are rolled out and differentiated with the policy fixed and the normaliser frozen (no
+update).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from isaaclab_diffsim.experiments.gradient_snr import (
     LayerGradientCapture,
     combine_horizons,
     horizon_moments,
+    largest_envs,
     per_weight_moments,
     weight_envs_needed,
 )
@@ -40,6 +42,8 @@ REQUIRED = ("model_state_dict", "cfg", "env_cfg")
 OVERRIDE = re.compile(r"^[+~]?(env|agent)\.[^=]+=")
 IGNORED = ("num_envs", "seed")
 """Env config fields that may differ from the checkpoint's."""
+OUTLIER_FRACTION = 0.01
+"""Share of the envs with the largest gradients that the trimmed figures leave out."""
 REPORT_ENVS = (1024, 4096)
 """Batch sizes whose expected cosine is reported (the CPU recipe's and Isaac Lab's rough-task env counts)."""
 
@@ -110,6 +114,8 @@ def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict
     layer = runner.alg.policy.actor[0]
     params = runner.alg.policy.actor_parameters()
     moments = {name: [] for name in groups}
+    trimmed = {name: [] for name in groups}
+    shares = []
     weights = {name: None for name in groups}
     signs = torch.Generator().manual_seed(0)
     for h in range(horizons):
@@ -127,20 +133,28 @@ def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict
         err = float((check - weight_grad.double()).norm() / weight_grad.double().norm().clamp_min(1e-300))
         if err > 1e-6:
             raise RuntimeError(f"the captured factors give the first layer's gradient to {err:.2e} only")
+        top, share = largest_envs(x, delta, OUTLIER_FRACTION)
+        shares.append(share)
+        keep = torch.ones(x.shape[1], dtype=torch.bool)
+        keep[top] = False
         for name, cols in groups.items():
             moments[name].append(horizon_moments(x, delta, cols))
+            trimmed[name].append(horizon_moments(x[:, keep], delta[:, keep], cols, loss_envs=x.shape[1]))
             w = per_weight_moments(x, delta, cols, generator=signs)
             weights[name] = w if weights[name] is None else tuple(a + b for a, b in zip(weights[name], w))
         line = ", ".join(f"{n} cos@1024 {combine_horizons(m[-1:]).cosine(1024):.3f}" for n, m in moments.items())
-        print(f"[gradient_snr] horizon {h}: loss {float(loss.detach()):.4f}, {line} ({time.perf_counter() - t0:.1f} s)")
-    return moments, weights
+        print(
+            f"[gradient_snr] horizon {h}: loss {float(loss.detach()):.4f}, {line}, largest "
+            f"{OUTLIER_FRACTION:.0%} of envs hold {share:.1%} of sum |G_n|^2 ({time.perf_counter() - t0:.1f} s)"
+        )
+    return moments, trimmed, shares, weights
 
 
-def record(moments: dict[str, list[tuple[float, float]]], weights: dict, num_envs: int) -> dict:
-    horizons = len(next(iter(moments.values())))
-    out = {"num_envs": num_envs, "horizons": horizons}
+def record(moments: dict, trimmed: dict, shares: list[float], weights: dict, num_envs: int) -> dict:
+    horizons = len(shares)
+    out = {"num_envs": num_envs, "horizons": horizons, "outlier_share": sum(shares) / horizons}
     for name, m in moments.items():
-        sig = combine_horizons(m)
+        sig, trim = combine_horizons(m), combine_horizons(trimmed[name])
         signal, second, null = (t / horizons for t in weights[name])
         envs, null_envs = weight_envs_needed(signal, second), weight_envs_needed(null, second)
         out[name] = {
@@ -149,6 +163,8 @@ def record(moments: dict[str, list[tuple[float, float]]], weights: dict, num_env
             "second_moment": sig.second_moment,
             "envs_for_cosine_0.5": sig.envs_for_cosine(0.5),
             **{f"cosine@{n}": sig.cosine(n) for n in REPORT_ENVS},
+            "trimmed_envs_for_cosine_0.5": trim.envs_for_cosine(0.5),
+            **{f"trimmed_cosine@{n}": trim.cosine(n) for n in REPORT_ENVS},
             "weight_envs_median": float(envs.median()),
             **{f"weights_snr1@{n}": float((envs <= n).double().mean()) for n in REPORT_ENVS},
             **{f"null_weights_snr1@{n}": float((null_envs <= n).double().mean()) for n in REPORT_ENVS},
@@ -168,7 +184,14 @@ def main(argv=None) -> dict:
         own_envs = int(state["env_cfg"]["num_envs"])
         num_envs = own_envs if args.num_envs is None else args.num_envs
         runner = build_runner(args.task, agent_cfg=state["cfg"], overrides=args.overrides, num_envs=num_envs)
-        diff = [k for k in config_differences(state["env_cfg"], env_cfg_dict(runner.env)) if k not in IGNORED]
+        named = [
+            o.split("=", 1)[0].lstrip("+~")[len("env.") :] for o in args.overrides if o.lstrip("+~").startswith("env.")
+        ]
+        diff = [
+            k
+            for k in config_differences(state["env_cfg"], env_cfg_dict(runner.env))
+            if k not in IGNORED and not any(k == n or k.startswith(n + ".") for n in named)
+        ]
         if diff:
             runner.close()
             raise SystemExit(
@@ -183,12 +206,19 @@ def main(argv=None) -> dict:
         groups = input_groups(state["env_cfg"], runner.env.num_obs)
         records[path] = record(*measure(runner, groups, args.horizons), num_envs)
         runner.close()
+        print(
+            f"[gradient_snr] {path}: the largest {OUTLIER_FRACTION:.0%} of the envs' gradients hold "
+            f"{records[path]['outlier_share']:.1%} of sum |G_n|^2 (mean over the horizons)"
+        )
         for name in groups:
             r = records[path][name]
             print(
                 f"[gradient_snr] {path} {name}: signal {r['signal']:.3g} +- {r['signal_sem']:.2g}, second moment "
                 f"{r['second_moment']:.3g}, envs for cosine 0.5: {r['envs_for_cosine_0.5']:.3g}, "
                 + ", ".join(f"cosine at {n} envs {r[f'cosine@{n}']:.3f}" for n in REPORT_ENVS)
+                + f"; without the largest {OUTLIER_FRACTION:.0%}: envs for cosine 0.5 "
+                + f"{r['trimmed_envs_for_cosine_0.5']:.3g}, "
+                + ", ".join(f"cosine at {n} envs {r[f'trimmed_cosine@{n}']:.3f}" for n in REPORT_ENVS)
                 + "; weights with a gradient mean above its spread at "
                 + ", ".join(
                     f"{n} envs {r[f'weights_snr1@{n}']:.1%} (sign-flipped null {r[f'null_weights_snr1@{n}']:.1%})"

@@ -12,6 +12,7 @@ from isaaclab_diffsim.experiments.gradient_snr import (
     LayerGradientCapture,
     combine_horizons,
     horizon_moments,
+    largest_envs,
     per_env_moments,
     per_weight_moments,
     weight_envs_needed,
@@ -157,3 +158,25 @@ def test_per_weight_moments_against_per_env_gradients(nets):
     assert float(n0.abs().max()) < 0.05 * float(s.min())
     assert torch.isinf(weight_envs_needed(n0.clamp_max(0.0), m2)).all()
     torch.testing.assert_close(weight_envs_needed(torch.tensor([0.5]), torch.tensor([2.0])), torch.tensor([3.0]))
+
+
+def test_largest_envs_and_a_subset_of_the_loss_envs(nets):
+    """The envs with the largest own gradients and their share; a subset's moments from the batch loss's factors
+    equal those of the subset's own gradients."""
+    layer, head, x0 = nets
+    with LayerGradientCapture(layer) as cap:
+        torch.autograd.grad(rollout(layer, head, x0).mean(), [layer.weight])
+    x, delta = cap.factors()
+    g = per_env_gradients(layer, head, x0).reshape(N, -1)
+    sq = g.square().sum(1)
+    top, share = largest_envs(x, delta, 0.3)  # ceil(0.3 * 5) = 2 envs
+    assert sorted(top.tolist()) == sorted(sq.topk(2).indices.tolist())
+    assert share == pytest.approx(float(sq[top].sum() / sq.sum()), rel=1e-10)
+    keep = [n for n in range(N) if n not in top.tolist()]
+    signal, second = horizon_moments(x[:, keep], delta[:, keep], slice(None), loss_envs=N)
+    kept = g[keep]
+    pairs = [float(kept[i] @ kept[j]) for i, j in itertools.permutations(range(len(keep)), 2)]
+    assert signal == pytest.approx(sum(pairs) / len(pairs), rel=1e-10)
+    assert second == pytest.approx(float(kept.square().sum()) / len(keep), rel=1e-10)
+    with pytest.raises(ValueError, match="fraction must be in"):
+        largest_envs(x, delta, 1.0)

@@ -35,11 +35,13 @@ def test_actor_gradient_snr_script(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     rec = json.loads(out.read_text())[ckpt]
     assert rec["num_envs"] == 4 and rec["horizons"] == 2
-    assert set(rec) == {"num_envs", "horizons", "flat", "scan"}
+    assert set(rec) == {"num_envs", "horizons", "outlier_share", "flat", "scan"}
+    assert 0.0 < rec["outlier_share"] <= 1.0
     for group in ("flat", "scan"):
         r = rec[group]
         assert r["second_moment"] > 0 and r["second_moment"] >= r["signal"]
         assert 0.0 <= r["cosine@1024"] <= r["cosine@4096"] <= 1.0
+        assert 0.0 <= r["trimmed_cosine@1024"] <= r["trimmed_cosine@4096"] <= 1.0
         assert 0.0 <= r["weights_snr1@1024"] <= r["weights_snr1@4096"] <= 1.0
         assert 0.0 <= r["null_weights_snr1@1024"] <= r["null_weights_snr1@4096"] <= 1.0
     assert "scan: signal" in proc.stdout

@@ -11,6 +11,7 @@ import torch
 from helpers.shac import PointMassEnv, assert_bitwise_equal, full_state, make_runner, small_cfg
 
 from isaaclab_diffsim.rl.shac import ShacRunner
+from isaaclab_diffsim.rl.shac.shac import clip_env_rows
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -501,3 +502,38 @@ def test_critic_fit_process_reports_a_failure():
     with pytest.raises(RuntimeError, match="critic fit process failed"):
         proc._receive(proc._send("no_such_request", None))
     runner.close()
+
+
+def test_clip_env_rows_against_hand_values():
+    g = torch.tensor([[3.0, 4.0], [0.0, 1.0], [0.6, 0.8], [30.0, 40.0]])  # row norms 5, 1, 1, 50; median 1
+    out = clip_env_rows(g, 2.0)
+    torch.testing.assert_close(out[3], torch.tensor([1.2, 1.6]))  # scaled to norm 2, direction kept
+    torch.testing.assert_close(out[0], torch.tensor([1.2, 1.6]))
+    assert torch.equal(out[1:3], g[1:3])
+
+
+def test_env_action_grad_clip_is_off_or_scales_rows():
+    """Off, or at a ratio no env reaches, the actor gradient is bitwise SHAC's; at a ratio below the spread of the
+    envs' action gradients it differs; a ratio that is not positive is refused, naming the field."""
+    env, runner = make_runner(seed=3)
+    env.reset()
+    start = env.get_state()
+
+    def actor_grad(ratio):
+        runner.alg.cfg.env_action_grad_clip = ratio
+        env.set_state(start)
+        torch.manual_seed(11)
+        runner.alg.policy.zero_grad(set_to_none=True)
+        runner._rollout(update_normalizer=False, bookkeeping=False)
+        runner.alg.actor_loss.backward()
+        runner.alg.abort_horizon()
+        return torch.cat([p.grad.reshape(-1) for p in runner.alg.policy.actor_parameters() if p.grad is not None])
+
+    base = actor_grad(None)
+    assert torch.equal(actor_grad(1e30), base)
+    clipped = actor_grad(1.0)
+    assert torch.isfinite(clipped).all() and not torch.equal(clipped, base)
+    cfg = small_cfg()
+    cfg.algorithm.env_action_grad_clip = -1.0
+    with pytest.raises(ValueError, match="env_action_grad_clip"):
+        cfg.validate_values()

@@ -110,15 +110,30 @@ class GradientSignal:
         return self.noise / self.signal * cosine / (1.0 - cosine)
 
 
-def horizon_moments(x: torch.Tensor, delta: torch.Tensor, columns: slice) -> tuple[float, float]:
+def horizon_moments(
+    x: torch.Tensor, delta: torch.Tensor, columns: slice, loss_envs: int | None = None
+) -> tuple[float, float]:
     """(unbiased |E G|^2, E|G|^2) of one horizon's N envs for ``columns`` (N >= 2), from the factors of a loss that
-    is the mean of the envs' losses: G_n is env n's own loss gradient, N times its share of the batch's."""
+    is the mean of ``loss_envs`` envs' losses (default N; more when ``x`` and ``delta`` hold a subset of the envs):
+    G_n is env n's own loss gradient, ``loss_envs`` times its share of the batch's."""
     n = x.shape[1]
     if n < 2:
         raise ValueError(f"the signal estimate needs at least 2 envs, got {n}")
+    scale = float(loss_envs if loss_envs is not None else n) ** 2
     total, sq = per_env_moments(x, delta, columns)
-    total_sq, sq_sum = n * n * float(total.square().sum()), n * n * float(sq.sum())
+    total_sq, sq_sum = scale * float(total.square().sum()), scale * float(sq.sum())
     return (total_sq - sq_sum) / (n * (n - 1)), sq_sum / n
+
+
+def largest_envs(x: torch.Tensor, delta: torch.Tensor, fraction: float) -> tuple[torch.Tensor, float]:
+    """(indices of the ceil(``fraction`` N) envs whose own first-layer gradients, over all its columns, are the
+    largest; their share of sum_n |G_n|^2)."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"fraction must be in (0, 1), got {fraction}")
+    _, sq = per_env_moments(x, delta, slice(None))
+    k = math.ceil(fraction * sq.numel())
+    top = sq.topk(k).indices
+    return top, float(sq[top].sum() / sq.sum().clamp_min(1e-300))
 
 
 def combine_horizons(moments: list[tuple[float, float]]) -> GradientSignal:

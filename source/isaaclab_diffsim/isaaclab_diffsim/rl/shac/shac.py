@@ -45,6 +45,15 @@ def _loss_or_nan(loss: torch.Tensor, finite: bool) -> torch.Tensor:
     return loss.detach().reshape(1) if finite else torch.full((1,), float("nan"), device=loss.device)
 
 
+def clip_env_rows(grad: torch.Tensor, ratio: float) -> torch.Tensor:
+    """``grad`` (envs x actions) with each row whose norm is above ``ratio`` times the median row norm scaled down to
+    that norm; the other rows are unchanged (multiplied by exactly 1)."""
+    norms = grad.norm(dim=1)
+    limit = ratio * norms.median()
+    scale = (limit / norms.clamp_min(torch.finfo(grad.dtype).tiny)).clamp(max=1.0)
+    return grad * scale[:, None]
+
+
 def sync_device(device: torch.device) -> None:
     """Wait for queued CUDA work (Warp runs on torch's stream), so that host timers measure it; no-op on CPU."""
     if device.type == "cuda":
@@ -183,7 +192,11 @@ class SHAC:
         obs_n = self.normalize(obs.to(self.device))
         with torch.no_grad():
             self.obs_buf[self._step] = obs_n
-        return self.policy.act(obs_n, deterministic)
+        actions = self.policy.act(obs_n, deterministic)
+        ratio = self.cfg.env_action_grad_clip
+        if ratio is not None and actions.requires_grad:
+            actions.register_hook(lambda g: clip_env_rows(g, float(ratio)))
+        return actions
 
     def process_env_step(
         self,

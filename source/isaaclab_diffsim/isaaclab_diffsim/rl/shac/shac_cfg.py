@@ -56,6 +56,7 @@ _ALGORITHM_RULES = {
     "schedule": one_of("linear", "constant"),
     "betas": sequence(in_range(0, 1, high_open=True), length=2),
     "max_actor_grad_norm": optional(positive),
+    "env_action_grad_clip": optional(positive),
     "critic_iterations": integer(1),
     "num_critic_minibatches": integer(1),
     "target_critic_alpha": in_range(0, 1),
@@ -183,6 +184,13 @@ class ShacAlgorithmCfg:
     iteration. SHAC has no such rule (None). Through contact, a horizon occasionally yields a gradient 1e3-1e18
     times the usual norm; clipping keeps its size but not its direction, which is then noise from one trajectory.
     """
+
+    env_action_grad_clip: float | None = None
+    """If set, at every step of the horizon each env's gradient with respect to its action is scaled down to at most
+    this multiple of the median over the envs of that step's gradient norms (None: off; SHAC has no such rule). The
+    policy's gradient is a sum over envs of these gradients pulled through the actor, and on terrain an env whose
+    trajectory crosses an edge can hold most of the batch's squared gradient: this bounds one env's share while
+    keeping every env's direction."""
 
     critic_iterations: int = 16
     """Epochs over the horizon's data when fitting the critic. SHAC: 16."""
