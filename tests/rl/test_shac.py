@@ -273,6 +273,17 @@ def test_repeated_sigterm_during_update_still_saves(tmp_path):
     assert runner.interrupted and runner.last_checkpoint == str(tmp_path / "model_2_interrupted.pt")
 
 
+def horizon_actor_gradient(runner, env, start) -> torch.Tensor:
+    """The actor gradient of one horizon from env state ``start`` with a fixed noise seed, flattened."""
+    env.set_state(start)
+    torch.manual_seed(11)
+    runner.alg.policy.zero_grad(set_to_none=True)
+    runner._rollout(update_normalizer=False, bookkeeping=False)
+    runner.alg.actor_loss.backward()
+    runner.alg.abort_horizon()
+    return torch.cat([p.grad.reshape(-1) for p in runner.alg.policy.actor_parameters() if p.grad is not None])
+
+
 @pytest.mark.parametrize("value_gradient", [True, False])
 def test_value_gradient_switch(value_gradient):
     """With ``value_gradient=False`` the actor's gradient comes from the horizon's rewards only: replacing the
@@ -282,21 +293,11 @@ def test_value_gradient_switch(value_gradient):
     runner.alg.cfg.value_gradient = value_gradient
     env.reset()
     start = env.get_state()
-
-    def actor_grad():
-        env.set_state(start)
-        torch.manual_seed(11)
-        runner.alg.policy.zero_grad(set_to_none=True)
-        runner._rollout(update_normalizer=False, bookkeeping=False)
-        runner.alg.actor_loss.backward()
-        runner.alg.abort_horizon()
-        return torch.cat([p.grad.reshape(-1) for p in runner.alg.policy.actor_parameters() if p.grad is not None])
-
-    g1 = actor_grad()
+    g1 = horizon_actor_gradient(runner, env, start)
     with torch.no_grad():
         for p in runner.alg.target_critic.parameters():
             p.add_(0.5 * torch.randn_like(p))
-    g2 = actor_grad()
+    g2 = horizon_actor_gradient(runner, env, start)
     assert torch.isfinite(g1).all() and g1.abs().sum() > 0
     if value_gradient:
         assert not torch.allclose(g1, g2)
@@ -521,13 +522,7 @@ def test_env_action_grad_clip_is_off_or_scales_rows():
 
     def actor_grad(ratio):
         runner.alg.cfg.env_action_grad_clip = ratio
-        env.set_state(start)
-        torch.manual_seed(11)
-        runner.alg.policy.zero_grad(set_to_none=True)
-        runner._rollout(update_normalizer=False, bookkeeping=False)
-        runner.alg.actor_loss.backward()
-        runner.alg.abort_horizon()
-        return torch.cat([p.grad.reshape(-1) for p in runner.alg.policy.actor_parameters() if p.grad is not None])
+        return horizon_actor_gradient(runner, env, start)
 
     base = actor_grad(None)
     assert torch.equal(actor_grad(1e30), base)
