@@ -108,9 +108,10 @@ def warm_up(runner, steps: int) -> None:
     env.detach()
 
 
-def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict]:
-    """Per group, each horizon's (unbiased |E G|^2, E|G|^2) of the actor's first-layer weight gradient, and the sums
-    over the horizons of :func:`per_weight_moments`' three tensors."""
+def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict, list[float], dict]:
+    """Per group, each horizon's (unbiased |E G|^2, E|G|^2) of the actor's first-layer weight gradient, with all
+    envs and without the largest ``OUTLIER_FRACTION``; each horizon's share of those envs; per group, the sums over
+    the horizons of :func:`per_weight_moments`' three tensors."""
     layer = runner.alg.policy.actor[0]
     params = runner.alg.policy.actor_parameters()
     moments = {name: [] for name in groups}
