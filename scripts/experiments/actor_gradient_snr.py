@@ -12,7 +12,8 @@ variant to measure): another difference is refused, naming the fields. With the 
 env and RNG state are restored, so the horizons continue the training run from that iteration; with another
 ``--num_envs`` the envs start from a reset and the policy runs ``--warmup_steps`` steps first. Then ``--horizons``
 consecutive SHAC horizons are rolled out and differentiated with the policy fixed and the normaliser frozen (no
-update).
+update). Per horizon it also records which envs terminated (fell) in it: their share of the envs, of sum |G_n|^2,
+and of the envs with the largest gradients.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from isaaclab_diffsim.diagnostics import build_runner
 from isaaclab_diffsim.experiments.gradient_snr import (
     LayerGradientCapture,
     combine_horizons,
+    envs_share,
     horizon_moments,
     largest_envs,
     per_weight_moments,
@@ -108,20 +110,42 @@ def warm_up(runner, steps: int) -> None:
     env.detach()
 
 
-def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict, list[float], dict]:
+class TerminationRecorder:
+    """Inside the block, which envs terminated (``terminated`` of the env's step, not a time-out): ``mask`` (N,)."""
+
+    def __init__(self, env):
+        self.env = env
+        self.mask = torch.zeros(env.num_envs, dtype=torch.bool)
+
+    def _step(self, actions):
+        out = type(self.env).step(self.env, actions)
+        self.mask |= out[2].detach().bool().reshape(-1).cpu()
+        return out
+
+    def __enter__(self):
+        self.env.step = self._step
+        return self
+
+    def __exit__(self, *exc):
+        del self.env.step
+
+
+def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict, list[float], dict, list[dict]]:
     """Per group, each horizon's (unbiased |E G|^2, E|G|^2) of the actor's first-layer weight gradient, with all
     envs and without the largest ``OUTLIER_FRACTION``; each horizon's share of those envs; per group, the sums over
-    the horizons of :func:`per_weight_moments`' three tensors."""
+    the horizons of :func:`per_weight_moments`' three tensors; per horizon, the envs that terminated in it: their
+    share of the envs (``envs``), of sum |G_n|^2 (``gradient``) and of the largest envs (``largest``)."""
     layer = runner.alg.policy.actor[0]
     params = runner.alg.policy.actor_parameters()
     moments = {name: [] for name in groups}
     trimmed = {name: [] for name in groups}
     shares = []
     weights = {name: None for name in groups}
+    falls = []
     signs = torch.Generator().manual_seed(0)
     for h in range(horizons):
         t0 = time.perf_counter()
-        with LayerGradientCapture(layer) as cap:
+        with LayerGradientCapture(layer) as cap, TerminationRecorder(runner.env) as fell:
             try:
                 runner._rollout(update_normalizer=False, bookkeeping=False)
                 loss = runner.alg.actor_loss
@@ -136,6 +160,13 @@ def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict
             raise RuntimeError(f"the captured factors give the first layer's gradient to {err:.2e} only")
         top, share = largest_envs(x, delta, OUTLIER_FRACTION)
         shares.append(share)
+        falls.append(
+            {
+                "envs": float(fell.mask.double().mean()),
+                "gradient": envs_share(x, delta, fell.mask),
+                "largest": float(fell.mask[top.cpu()].double().mean()),
+            }
+        )
         keep = torch.ones(x.shape[1], dtype=torch.bool)
         keep[top] = False
         for name, cols in groups.items():
@@ -146,14 +177,18 @@ def measure(runner, groups: dict[str, slice], horizons: int) -> tuple[dict, dict
         line = ", ".join(f"{n} cos@1024 {combine_horizons(m[-1:]).cosine(1024):.3f}" for n, m in moments.items())
         print(
             f"[gradient_snr] horizon {h}: loss {float(loss.detach()):.4f}, {line}, largest "
-            f"{OUTLIER_FRACTION:.0%} of envs hold {share:.1%} of sum |G_n|^2 ({time.perf_counter() - t0:.1f} s)"
+            f"{OUTLIER_FRACTION:.0%} of envs hold {share:.1%} of sum |G_n|^2; the {falls[-1]['envs']:.1%} of the "
+            f"envs that fell hold {falls[-1]['gradient']:.1%} of it and are {falls[-1]['largest']:.0%} of the largest "
+            f"({time.perf_counter() - t0:.1f} s)"
         )
-    return moments, trimmed, shares, weights
+    return moments, trimmed, shares, weights, falls
 
 
-def record(moments: dict, trimmed: dict, shares: list[float], weights: dict, num_envs: int) -> dict:
+def record(moments: dict, trimmed: dict, shares: list[float], weights: dict, falls: list[dict], num_envs: int) -> dict:
     horizons = len(shares)
     out = {"num_envs": num_envs, "horizons": horizons, "outlier_share": sum(shares) / horizons}
+    for key in ("envs", "gradient", "largest"):
+        out[f"fallen_{key}_share"] = sum(f[key] for f in falls) / horizons
     for name, m in moments.items():
         sig, trim = combine_horizons(m), combine_horizons(trimmed[name])
         signal, second, null = (t / horizons for t in weights[name])
@@ -209,7 +244,10 @@ def main(argv=None) -> dict:
         runner.close()
         print(
             f"[gradient_snr] {path}: the largest {OUTLIER_FRACTION:.0%} of the envs' gradients hold "
-            f"{records[path]['outlier_share']:.1%} of sum |G_n|^2 (mean over the horizons)"
+            f"{records[path]['outlier_share']:.1%} of sum |G_n|^2 (mean over the horizons); the envs that fell in a "
+            f"horizon ({records[path]['fallen_envs_share']:.1%} of the envs) hold "
+            f"{records[path]['fallen_gradient_share']:.1%} of it and are {records[path]['fallen_largest_share']:.1%} "
+            "of the largest"
         )
         for name in groups:
             r = records[path][name]

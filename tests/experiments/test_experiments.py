@@ -35,6 +35,15 @@ def test_every_experiment_composes_with_every_size(name, size):
     assert cfg.size.name == size and cfg.size.parallel_jobs >= 1
 
 
+def test_every_first_stage_is_valid():
+    from orchestration.first_stage import first_stage_spec
+
+    for name in EXPERIMENTS:
+        exp = OmegaConf.to_container(composed(f"experiment={name}").experiment, resolve=True)
+        if "runs" in exp:
+            first_stage_spec(exp)  # raises on a bad one
+
+
 def test_bad_key_and_bad_group_are_refused():
     with pytest.raises(ConfigCompositionException):
         composed("experiment=table1", "size.no_such_key=3")
@@ -279,3 +288,78 @@ def test_script_experiment_needs_the_training_runs_it_names(tmp_path):
     with pytest.raises(SystemExit, match="experiment=deployability` first"):
         script_experiment.run(ctx, exp)
     assert not (tmp_path / "runs" / "gradient_horizon_trained").exists()  # nothing ran
+
+
+def _first_stage_exp(**stage):
+    return {
+        "name": "e",
+        "task": "Rough",
+        "seeds": [3, 4],
+        "first_stage": {"task": "Flat", "num_envs": 8, **stage},
+        "runs": {
+            "a": {"overrides": ["agent.warm_start={first_stage}", "env.kp=1.0"]},
+            "b": {"seeds": [5], "overrides": ["agent.warm_start={first_stage}"]},
+            "c": {"seeds": [6], "overrides": ["env.kp=2.0"]},
+        },
+    }
+
+
+def test_first_stage_is_trained_once_per_seed_and_read_by_the_runs(tmp_path):
+    """The runs that read ``{first_stage}`` start from the shared stage of their seed (one job per seed, in a folder
+    every experiment naming the same stage shares, with the task's registered iterations unless it names them)."""
+    from orchestration.context import ExperimentContext
+    from orchestration.first_stage import first_stage_jobs
+    from orchestration.recipe import training_jobs
+
+    size = {"device": "cpu", "num_envs": 2, "shac_iterations": 1}
+    ctx = ExperimentContext(REPO, str(tmp_path / "runs"), str(tmp_path / "out"), size)
+    exp = _first_stage_exp()
+    stages = first_stage_jobs(ctx, exp)
+    assert sorted(stages) == [3, 4, 5]  # run c's seed 6 reads no first stage
+    argv = stages[4].argv
+    assert argv[argv.index("--task") + 1] == "Flat" and argv[argv.index("--num_envs") + 1] == "8"
+    assert argv[argv.index("--seed") + 1] == "4" and "--max_iterations" not in argv
+    assert stages[4].directory == str(tmp_path / "runs" / "first_stages" / "Flat" / "cpu_envs8" / "seed4")
+    other = dict(_first_stage_exp(), name="f")
+    assert first_stage_jobs(ctx, other)[4].directory == stages[4].directory  # shared between experiments
+    named = first_stage_jobs(ctx, _first_stage_exp(iterations=7))[4]
+    assert named.argv[named.argv.index("--max_iterations") + 1] == "7" and named.directory.endswith("_it7/seed4")
+
+    for job in stages.values():
+        os.makedirs(job.info["run_dir"])
+        for it in (5, 10):
+            open(os.path.join(job.info["run_dir"], f"model_{it}.pt"), "w").close()
+    jobs = training_jobs(ctx, exp, stages)
+    assert f"agent.warm_start={stages[3].info['run_dir']}/model_10.pt" in jobs[("a", 3)].argv
+    assert f"agent.warm_start={stages[5].info['run_dir']}/model_10.pt" in jobs[("b", 5)].argv
+    assert "env.kp=2.0" in jobs[("c", 6)].argv
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"first_stage": None}, r"runs \['a', 'b'\] read \{first_stage\} but the experiment has no first_stage"),
+        ({"first_stage": "Flat"}, "first_stage must be a mapping"),
+        ({"first_stage": {"task": "Flat", "num_envs": 8, "envs": 3}}, r"unknown field\(s\) \['envs'\]"),
+        ({"first_stage": {"num_envs": 8}}, "first_stage.task must be a task id"),
+        ({"first_stage": {"task": "Flat", "num_envs": 0}}, "first_stage.num_envs must be an integer >= 1"),
+        ({"first_stage": {"task": "Flat", "num_envs": 8, "iterations": 1.5}}, "first_stage.iterations must be"),
+        ({"runs": {"c": {"overrides": ["env.kp=2.0"]}}}, "no run reads it"),
+    ],
+)
+def test_bad_first_stage_is_refused(tmp_path, change, message):
+    from orchestration.first_stage import first_stage_spec
+
+    exp = {**_first_stage_exp(), **change}
+    if exp["first_stage"] is None:
+        del exp["first_stage"]
+    with pytest.raises(ValueError, match=message):
+        first_stage_spec(exp)
+
+
+def test_first_stage_field_without_a_stage_job_is_refused():
+    from orchestration.first_stage import with_first_stage
+
+    assert with_first_stage(["env.kp=1.0"], {}, 3) == ["env.kp=1.0"]
+    with pytest.raises(ValueError, match="no job for seed 3"):
+        with_first_stage(["agent.warm_start={first_stage}"], {}, 3)

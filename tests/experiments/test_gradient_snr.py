@@ -11,6 +11,7 @@ from isaaclab_diffsim.experiments.gradient_snr import (
     GradientSignal,
     LayerGradientCapture,
     combine_horizons,
+    envs_share,
     horizon_moments,
     largest_envs,
     per_env_moments,
@@ -180,3 +181,7 @@ def test_largest_envs_and_a_subset_of_the_loss_envs(nets):
     assert second == pytest.approx(float(kept.square().sum()) / len(keep), rel=1e-10)
     with pytest.raises(ValueError, match="fraction must be in"):
         largest_envs(x, delta, 1.0)
+    mask = torch.zeros(N, dtype=torch.bool)
+    mask[top] = True
+    assert envs_share(x, delta, mask) == pytest.approx(share, rel=1e-10)
+    assert envs_share(x, delta, torch.ones(N, dtype=torch.bool)) == pytest.approx(1.0, rel=1e-12)

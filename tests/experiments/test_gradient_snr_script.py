@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+from actor_gradient_snr import TerminationRecorder
 from helpers.training import TINY_SHAC
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,8 +37,9 @@ def test_actor_gradient_snr_script(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     rec = json.loads(out.read_text())[ckpt]
     assert rec["num_envs"] == 4 and rec["horizons"] == 2
-    assert set(rec) == {"num_envs", "horizons", "outlier_share", "flat", "scan"}
-    assert 0.0 < rec["outlier_share"] <= 1.0
+    fallen = {f"fallen_{k}_share" for k in ("envs", "gradient", "largest")}
+    assert set(rec) == {"num_envs", "horizons", "outlier_share", "flat", "scan"} | fallen
+    assert 0.0 < rec["outlier_share"] <= 1.0 and all(0.0 <= rec[k] <= 1.0 for k in fallen)
     for group in ("flat", "scan"):
         r = rec[group]
         assert r["second_moment"] > 0 and r["second_moment"] >= r["signal"]
@@ -52,3 +55,24 @@ def test_actor_gradient_snr_script(tmp_path):
 
     proc = subprocess.run([*base, *OVERRIDES[:-1]], capture_output=True, text=True)
     assert proc.returncode != 0 and "rewards.termination_penalty" in proc.stderr
+
+
+def test_termination_recorder_collects_the_envs_that_terminated_and_restores_the_step():
+    class Env:
+        num_envs = 4
+
+        def __init__(self):
+            self.calls = 0
+
+        def step(self, actions):
+            self.calls += 1
+            terminated = torch.tensor([False, self.calls == 2, False, False])
+            return actions, None, terminated, ~terminated, {}
+
+    env = Env()
+    with TerminationRecorder(env) as fell:
+        env.step(0)
+        env.step(1)  # env 1 terminates; the time-outs (truncated) are not falls
+        env.step(2)
+    assert fell.mask.tolist() == [False, True, False, False] and env.calls == 3
+    assert "step" not in vars(env)  # the class's step again

@@ -17,8 +17,8 @@ from isaaclab_diffsim.experiments.deployability import (
 )
 
 from .context import ExperimentContext
-from .jobs import Job, python, run_and_load, run_jobs
-from .recipe import training_jobs
+from .jobs import Job, python, run_and_load
+from .recipe import train_runs
 
 RESULT_FILE = "sim2sim.json"
 TRACE_FILE = "trace.json"
@@ -105,8 +105,7 @@ def stand_text(exp: dict) -> str:
 def run(ctx: ExperimentContext, exp: dict) -> dict:
     if "nominal" not in exp["variants"]:
         raise SystemExit(f"experiment {exp['name']}: variants must include nominal (the goal's tracking error)")
-    trained = training_jobs(ctx, exp)
-    run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
+    trained = train_runs(ctx, exp)
     loaded = run_and_load(sim2sim_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], RESULT_FILE)
     long_loaded = run_and_load(long_check_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], RESULT_FILE)
     tables, numbers = summarize(exp, loaded, long_loaded)

@@ -29,12 +29,14 @@ from isaaclab_diffsim.experiments.terrain import (
 )
 
 from .context import ExperimentContext
+from .first_stage import first_stage_jobs, with_first_stage
 from .jobs import Job, python, run_and_load, run_jobs
 from .table1 import trained_checkpoint
 from .training import training_job
 
 SEED_FIELD = "{seed}"
-"""In a run's override, reads the job's seed (a first stage per seed: ``agent.warm_start=.../seed{seed}/...``)."""
+"""In a run's override, reads the job's seed (``agent.warm_start=.../seed{seed}/...``); ``{first_stage}`` reads the
+experiment's shared first stage of that seed (:mod:`.first_stage`)."""
 
 
 def run_overrides(exp: dict, spec: dict, seed: int | None = None) -> list[str]:
@@ -85,7 +87,10 @@ def play_overrides(exp: dict, run: str, seed: int | None = None) -> list[str]:
     return [o for o in overrides if o.startswith("env.") and not o.startswith(play_own)]
 
 
-def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Job]:
+def training_jobs(
+    ctx: ExperimentContext, exp: dict, first_stages: dict[int, Job] | None = None
+) -> dict[tuple[str, int], Job]:
+    """One job per (run, seed); ``first_stages`` (completed, per seed) are what ``{first_stage}`` reads."""
     jobs = {}
     for run, spec in exp["runs"].items():
         algo = run_algo(spec)
@@ -101,9 +106,18 @@ def training_jobs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Jo
                 num_envs=spec.get("num_envs", ctx.size["num_envs"]),
                 iterations=spec.get("iterations", ctx.size[f"{algo}_iterations"]),
                 device=ctx.size["device"],
-                overrides=run_overrides(exp, spec, seed),
+                overrides=with_first_stage(run_overrides(exp, spec, seed), first_stages or {}, seed),
             )
     return jobs
+
+
+def train_runs(ctx: ExperimentContext, exp: dict) -> dict[tuple[str, int], Job]:
+    """Train the experiment's first stages (if any), then its (run, seed) jobs; returns the completed jobs."""
+    first_stages = first_stage_jobs(ctx, exp)
+    run_jobs(list(first_stages.values()), ctx.size["parallel_jobs"])
+    trained = training_jobs(ctx, exp, first_stages)
+    run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
+    return trained
 
 
 def evaluation_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job]) -> dict:
@@ -266,8 +280,7 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
 
 def run(ctx: ExperimentContext, exp: dict) -> dict:
     settings = terrain_eval(exp)  # refused before any training
-    trained = training_jobs(ctx, exp)
-    run_jobs(list(trained.values()), ctx.size["parallel_jobs"])
+    trained = train_runs(ctx, exp)
     loaded = run_and_load(evaluation_jobs(ctx, exp, trained), ctx.size["parallel_jobs"], "locomotion.json")
     table, numbers = summarize(exp, loaded)
     terrain = terrain_tables(ctx, exp, trained, settings) if settings is not None else {}

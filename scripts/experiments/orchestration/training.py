@@ -20,11 +20,12 @@ def training_job(
     task: str,
     seed: int,
     num_envs: int,
-    iterations: int,
+    iterations: int | None,
     device: str,
     overrides: list[str],
 ) -> Job:
-    """A training job writing its run into ``<directory>/run``; resumes from that run's latest checkpoint."""
+    """A training job writing its run into ``<directory>/run``; resumes from that run's latest checkpoint.
+    ``iterations=None``: the task's registered ``max_iterations``."""
     run_dir = os.path.join(directory, "run")
     argv = [
         python(),
@@ -37,8 +38,7 @@ def training_job(
         str(seed),
         "--num_envs",
         str(num_envs),
-        "--max_iterations",
-        str(iterations),
+        *(["--max_iterations", str(iterations)] if iterations is not None else []),
         "--device",
         device,
         "--eval_episodes",

@@ -136,6 +136,12 @@ def largest_envs(x: torch.Tensor, delta: torch.Tensor, fraction: float) -> tuple
     return top, float(sq[top].sum() / sq.sum().clamp_min(1e-300))
 
 
+def envs_share(x: torch.Tensor, delta: torch.Tensor, mask: torch.Tensor) -> float:
+    """The share of sum_n |G_n|^2 (over all the layer's columns) held by the envs where ``mask`` (N,) is true."""
+    _, sq = per_env_moments(x, delta, slice(None))
+    return float(sq[mask.to(sq.device)].sum() / sq.sum().clamp_min(1e-300))
+
+
 def combine_horizons(moments: list[tuple[float, float]]) -> GradientSignal:
     """The :class:`GradientSignal` of several horizons' :func:`horizon_moments` (their means)."""
     if not moments:
