@@ -188,9 +188,9 @@ class ShacAlgorithmCfg:
     env_action_grad_clip: float | None = None
     """If set, at every step of the horizon each env's gradient with respect to its action is scaled down to at most
     this multiple of the median over the envs of that step's gradient norms (None: off; SHAC has no such rule). The
-    policy's gradient is a sum over envs of these gradients pulled through the actor, and on terrain an env whose
-    trajectory crosses an edge can hold most of the batch's squared gradient: this bounds one env's share while
-    keeping every env's direction."""
+    policy's gradient is a sum over envs of these gradients pulled through the actor, and on terrain a few envs (not
+    the ones that fall) can hold most of the batch's squared gradient: this bounds one env's share while keeping every
+    env's direction."""
 
     critic_iterations: int = 16
     """Epochs over the horizon's data when fitting the critic. SHAC: 16."""
