@@ -21,12 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import time
 
 import torch
 
-from isaaclab_diffsim.diagnostics import build_runner
+from isaaclab_diffsim.diagnostics.checkpoint_runner import OVERRIDE, runner_from_checkpoint
 from isaaclab_diffsim.experiments.gradient_snr import (
     LayerGradientCapture,
     combine_horizons,
@@ -36,14 +35,9 @@ from isaaclab_diffsim.experiments.gradient_snr import (
     per_weight_moments,
     weight_envs_needed,
 )
-from isaaclab_diffsim.experiments.scan_weights import scan_columns
-from isaaclab_diffsim.rl.checkpoints import env_cfg_dict, load_checkpoint
+from isaaclab_diffsim.experiments.scan_weights import input_groups
 
 TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
-REQUIRED = ("model_state_dict", "cfg", "env_cfg")
-OVERRIDE = re.compile(r"^[+~]?(env|agent)\.[^=]+=")
-IGNORED = ("num_envs", "seed")
-"""Env config fields that may differ from the checkpoint's."""
 OUTLIER_FRACTION = 0.01
 """Share of the envs with the largest gradients that the trimmed figures leave out."""
 REPORT_ENVS = (1024, 4096)
@@ -72,42 +66,6 @@ def parse_args(argv=None):
     if args.warmup_steps < 0:
         p.error(f"--warmup_steps must be at least 0, got {args.warmup_steps}")
     return args
-
-
-def input_groups(env_cfg: dict, num_obs: int) -> dict[str, slice]:
-    """The actor's input groups: the flat-MDP terms, the scan and whatever follows it (when present)."""
-    try:
-        scan = scan_columns(env_cfg)
-    except ValueError:
-        return {"flat": slice(0, num_obs)}
-    groups = {"flat": slice(0, scan.start), "scan": scan}
-    if scan.stop < num_obs:
-        groups["after_scan"] = slice(scan.stop, num_obs)
-    return groups
-
-
-def config_differences(saved: dict, built: dict, prefix: str = "") -> list[str]:
-    """Dotted names of the fields whose values differ between two ``to_dict()`` forms (functions compared by name)."""
-    out = []
-    for key in sorted(set(saved) | set(built), key=str):
-        a, b = saved.get(key), built.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            out += config_differences(a, b, f"{prefix}{key}.")
-        elif a != b and not (callable(b) and getattr(b, "__name__", None) == str(a).rsplit(":", 1)[-1]):
-            out.append(f"{prefix}{key}")
-    return out
-
-
-def warm_up(runner, steps: int) -> None:
-    """Reset the envs and run the stochastic policy ``steps`` steps without a graph."""
-    env, norm = runner.env, runner.alg.obs_normalizer
-    stats = norm.snapshot() if norm is not None else None
-    obs = env.reset()
-    with torch.no_grad():
-        for _ in range(steps):
-            obs_n = obs.to(runner.device) if norm is None else norm.normalize(obs.to(runner.device), stats)
-            obs = env.step(runner.alg.policy.act(obs_n).to(env.device))[0]
-    env.detach()
 
 
 class TerminationRecorder:
@@ -214,33 +172,11 @@ def main(argv=None) -> dict:
     records = {}
     for path in args.checkpoints:
         try:
-            state = load_checkpoint(path, REQUIRED, "SHAC runner", map_location="cpu")
-        except (ValueError, KeyError) as err:
-            raise SystemExit(f"actor_gradient_snr.py: {path}: {err}") from None
-        own_envs = int(state["env_cfg"]["num_envs"])
-        num_envs = own_envs if args.num_envs is None else args.num_envs
-        runner = build_runner(args.task, agent_cfg=state["cfg"], overrides=args.overrides, num_envs=num_envs)
-        named = [
-            o.split("=", 1)[0].lstrip("+~")[len("env.") :] for o in args.overrides if o.lstrip("+~").startswith("env.")
-        ]
-        diff = [
-            k
-            for k in config_differences(state["env_cfg"], env_cfg_dict(runner.env))
-            if k not in IGNORED and not any(k == n or k.startswith(n + ".") for n in named)
-        ]
-        if diff:
-            runner.close()
-            raise SystemExit(
-                f"actor_gradient_snr.py: {path} was trained with another env config than {args.task} with these "
-                f"overrides: {', '.join(diff[:8])}{' ...' if len(diff) > 8 else ''} (pass the run's overrides)"
-            )
-        runner.load(path, load_optimizer=False, restore_env=num_envs == own_envs)
-        if state.get("kappa") is not None:  # the kappa schedule's value at that iteration
-            runner.env.set_kappa(float(state["kappa"]))
-        if num_envs != own_envs:
-            warm_up(runner, args.warmup_steps)
+            runner, state = runner_from_checkpoint(path, args.task, args.overrides, args.num_envs, args.warmup_steps)
+        except ValueError as err:
+            raise SystemExit(f"actor_gradient_snr.py: {err}") from None
         groups = input_groups(state["env_cfg"], runner.env.num_obs)
-        records[path] = record(*measure(runner, groups, args.horizons), num_envs)
+        records[path] = record(*measure(runner, groups, args.horizons), runner.env.num_envs)
         runner.close()
         print(
             f"[gradient_snr] {path}: the largest {OUTLIER_FRACTION:.0%} of the envs' gradients hold "

@@ -1,6 +1,6 @@
-"""scripts/experiments/actor_gradient_snr.py on a tiny rough-task checkpoint: a record per input group, from the
-checkpoint's own envs and from a reset with another env count; a run's env config that the overrides do not give is
-refused, naming the field."""
+"""scripts/experiments/actor_gradient_snr.py and actor_loss_terms.py on a tiny rough-task checkpoint: a record per
+input group, from the checkpoint's own envs and from a reset with another env count; a run's env config that the
+overrides do not give is refused, naming the field; the loss terms' shares add up to the whole gradient."""
 
 import json
 import subprocess
@@ -15,6 +15,7 @@ from helpers.training import TINY_SHAC
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
 SCRIPT = ROOT / "scripts" / "experiments" / "actor_gradient_snr.py"
+TERMS_SCRIPT = ROOT / "scripts" / "experiments" / "actor_loss_terms.py"
 OVERRIDES = [a for a in TINY_SHAC if "=" in a] + [
     "env.terrain.generator.num_rows=3",
     "env.terrain.generator.num_cols=6",
@@ -23,14 +24,21 @@ OVERRIDES = [a for a in TINY_SHAC if "=" in a] + [
 ]
 
 
-@pytest.mark.integration
-@pytest.mark.slow
-def test_actor_gradient_snr_script(tmp_path):
-    train = [sys.executable, str(ROOT / "scripts" / "train.py"), "--task", TASK, "--log_dir", str(tmp_path / "run")]
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory) -> str:
+    """One SHAC iteration of 4 envs on a small rough terrain."""
+    run = tmp_path_factory.mktemp("snr") / "run"
+    train = [sys.executable, str(ROOT / "scripts" / "train.py"), "--task", TASK, "--log_dir", str(run)]
     train += ["--num_envs", "4", "--max_iterations", "1", "--eval_episodes", "0", "--seed", "3"]
     proc = subprocess.run(train + ["agent.warm_start_task=null", *OVERRIDES], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    ckpt = str(tmp_path / "run" / "model_1.pt")
+    return str(run / "model_1.pt")
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_actor_gradient_snr_script(tmp_path, tiny_checkpoint):
+    ckpt = tiny_checkpoint
     out = tmp_path / "snr.json"
     base = [sys.executable, str(SCRIPT), ckpt, "--task", TASK, "--horizons", "2"]
     proc = subprocess.run([*base, "--out", str(out), *OVERRIDES], capture_output=True, text=True)
@@ -55,6 +63,28 @@ def test_actor_gradient_snr_script(tmp_path):
 
     proc = subprocess.run([*base, *OVERRIDES[:-1]], capture_output=True, text=True)
     assert proc.returncode != 0 and "rewards.termination_penalty" in proc.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_actor_loss_terms_script(tmp_path, tiny_checkpoint):
+    ckpt, out = tiny_checkpoint, tmp_path / "terms.json"
+    base = [sys.executable, str(TERMS_SCRIPT), ckpt, "--task", TASK, "--horizons", "2", *OVERRIDES]
+    proc = subprocess.run([*base, "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rec = json.loads(out.read_text())[ckpt]
+    assert rec["num_envs"] == 4 and rec["horizons"] == 2 and len(rec["loss"]) == 2
+    for group in ("flat", "scan"):
+        parts = rec[group]["parts"]
+        assert {"values", "action_rate_l2", "dof_torques_l2"} <= set(parts)
+        assert "termination_penalty" not in parts  # constant per failure: no gradient
+        assert sum(p["share"] for p in parts.values()) == pytest.approx(1.0, abs=1e-4)
+        assert all(-1.0 - 1e-9 <= p["cosine"] <= 1.0 + 1e-9 and p["norm"] >= 0.0 for p in parts.values())
+    assert len(rec["additivity_error"]) == 2 and all(0.0 <= e < 1e-3 for e in rec["additivity_error"])
+    assert "scan: |G|" in proc.stdout
+
+    proc = subprocess.run([*base, "agent.algorithm.env_action_grad_clip=10"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "env_action_grad_clip=null" in proc.stderr
 
 
 def test_termination_recorder_collects_the_envs_that_terminated_and_restores_the_step():

@@ -33,6 +33,18 @@ def scan_columns(env_cfg: dict) -> slice:
     return slice(start, start + len(grid_pattern(tuple(scan["size"]), float(scan["resolution"]))))
 
 
+def input_groups(env_cfg: dict, num_obs: int) -> dict[str, slice]:
+    """The actor's input groups: the flat-MDP terms, the scan and whatever follows it (when present)."""
+    try:
+        scan = scan_columns(env_cfg)
+    except ValueError:
+        return {"flat": slice(0, num_obs)}
+    groups = {"flat": slice(0, scan.start), "scan": scan}
+    if scan.stop < num_obs:
+        groups["after_scan"] = slice(scan.stop, num_obs)
+    return groups
+
+
 def adam_grad_snr(optimizer_state: dict, shape: tuple) -> torch.Tensor:
     """|m| / sqrt(v) per weight of the first parameter of an Adam ``optimizer_state`` (a ``state_dict()``), m and v
     the bias-corrected moments (Kingma & Ba 2015, Alg. 1): the gradient's mean over Adam's recent steps against its

@@ -1,0 +1,168 @@
+"""Which reward terms move the actor's terrain inputs: the SHAC actor loss of a checkpoint's next horizons split into
+one part per reward term and the critic's values at the segments' ends (``values``), and per input group of the actor's
+first layer (flat-MDP terms, height scan) each part's gradient against the whole gradient and against the weights
+(``isaaclab_diffsim.experiments.loss_terms``). Printed and as JSON.
+
+    .venv/bin/python scripts/experiments/actor_loss_terms.py CKPT [CKPT ...] --horizons 4 [--out F.json] \
+        [--task DiffSim-Velocity-Rough-AnymalC-Direct] [--num_envs N --warmup_steps 150] [env.x=... agent.x=...]
+
+The checkpoint is loaded as by ``actor_gradient_snr.py`` (the trailing overrides must give the run's env config; with
+the checkpoint's own env count the horizons continue the training run). The policy is fixed and the normaliser frozen;
+each horizon is rolled out once per part from the same env and RNG state (the physics backward runs once per rollout),
+and the gradients of the horizons are summed. Per part: ``share`` is its projection on the whole gradient (the shares
+add up to 1), ``radial`` the projection on the weights (negative: a step down that part's gradient grows the weights);
+shares are taken against the sum of the parts. ``additivity_error`` per horizon: ||sum of the parts' gradients - the
+whole loss's|| / ||the whole's||, 0 for bitwise replays; replays of the rough task are not bitwise in a few envs, whose
+gradients are large, so read the shares against it. Terms that are 0 throughout (weight 0) and the termination penalty
+(constant per failure) have no part. The per-env action-gradient clip (``agent.algorithm.env_action_grad_clip``) is not
+linear, so the parts would not add up under it: pass ``agent.algorithm.env_action_grad_clip=null``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import torch
+
+from isaaclab_diffsim.diagnostics.checkpoint_runner import OVERRIDE, runner_from_checkpoint
+from isaaclab_diffsim.experiments.loss_terms import VALUES, RewardTermRecorder, gradient_split, term_losses
+from isaaclab_diffsim.experiments.scan_weights import input_groups
+from isaaclab_diffsim.rl.shac.capture import restore_snapshot, take_snapshot
+
+TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
+REPLAY_TOLERANCE = 1e-4
+"""Relative difference allowed between the loss of a replayed horizon and the first rollout's. Replays of the rough
+task from a snapshot are not bitwise: a few envs (3-4 of 64, not ones that reset) end elsewhere, and the loss moves
+in the 6th-7th digit (measured 1e-6 to 3e-6 relative at 64 and 1024 envs); their gradients move more, which the
+record's ``additivity_error`` shows."""
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoints", nargs="+", help="SHAC checkpoints (model_<it>.pt), then the overrides")
+    p.add_argument("--task", default=TASK)
+    p.add_argument("--horizons", type=int, default=4)
+    p.add_argument("--num_envs", type=int, default=None, help="default: the checkpoint's (its env state restored)")
+    p.add_argument("--warmup_steps", type=int, default=150, help="policy steps after a reset (another --num_envs)")
+    p.add_argument("--torch_threads", type=int, default=1, help="as scripts/train.py")
+    p.add_argument("--out", default=None, help="JSON file for the records (none: print only)")
+    args = p.parse_intermixed_args(argv)
+    args.overrides = [a for a in args.checkpoints if OVERRIDE.match(a)]
+    args.checkpoints = [a for a in args.checkpoints if not OVERRIDE.match(a)]
+    if not args.checkpoints:
+        p.error("no checkpoint given")
+    if args.horizons < 1:
+        p.error(f"--horizons must be at least 1, got {args.horizons}")
+    if args.num_envs is not None and args.num_envs < 1:
+        p.error(f"--num_envs must be at least 1, got {args.num_envs}")
+    if args.warmup_steps < 0:
+        p.error(f"--warmup_steps must be at least 0, got {args.warmup_steps}")
+    return args
+
+
+def rollout_part(runner, obs: torch.Tensor, part: str | None) -> tuple[torch.Tensor, float, list[str]]:
+    """Roll one horizon out from ``obs`` (the env state restored) and differentiate the named part of its actor loss
+    (None: the whole loss) with respect to the actor's first-layer weights: (gradient, loss, the reward terms that
+    depend on the actions and are not 0 throughout: a term of weight 0, or the termination penalty, has no part)."""
+    weight = runner.alg.policy.actor[0].weight
+    with RewardTermRecorder(runner.env, runner.alg) as rec:
+        try:
+            runner._rollout(update_normalizer=False, bookkeeping=False, obs=obs)
+            loss = runner.alg.actor_loss
+            parts = term_losses(rec.terms, rec.done, runner.alg.gamma, rec.rewards)
+            if part is None:
+                target = loss
+            elif part == VALUES:
+                target = loss - sum(parts.values())
+            else:
+                target = parts[part]
+            (grad,) = torch.autograd.grad(target, [weight], allow_unused=True)
+        finally:
+            runner.alg.abort_horizon()
+    grad = torch.zeros_like(weight) if grad is None else grad.detach()
+    live = [
+        k
+        for k, v in parts.items()
+        if v.requires_grad and any(bool(step[k].detach().any()) for step in rec.terms if k in step)
+    ]
+    return grad, float(loss.detach()), live
+
+
+def horizon_part_gradients(runner) -> tuple[dict[str, torch.Tensor], float, float]:
+    """One horizon's first-layer weight gradient per part of the actor loss, the loss, and how far the parts'
+    gradients are from adding up to the whole loss's (relative): the horizon is rolled out once per part from the
+    same env and RNG state, since the physics backward runs once per rollout. RuntimeError when a replay's loss is
+    off the first rollout's by more than :data:`REPLAY_TOLERANCE` (a state the snapshot does not restore)."""
+    snap = take_snapshot(runner)
+    whole, loss, names = rollout_part(runner, restore_snapshot(runner, snap), None)
+    grads = {}
+    for name in [*names, VALUES]:
+        grads[name], again, _ = rollout_part(runner, restore_snapshot(runner, snap), name)
+        if abs(again - loss) > REPLAY_TOLERANCE * abs(loss):
+            raise RuntimeError(f"the replay for {name} gave the loss {again!r}, the first rollout {loss!r}")
+    error = float((sum(grads.values()) - whole).norm() / whole.norm().clamp_min(1e-30))
+    return grads, loss, error
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    torch.set_num_threads(args.torch_threads)
+    records = {}
+    for path in args.checkpoints:
+        try:
+            runner, state = runner_from_checkpoint(path, args.task, args.overrides, args.num_envs, args.warmup_steps)
+        except ValueError as err:
+            raise SystemExit(f"actor_loss_terms.py: {err}") from None
+        if runner.alg.cfg.env_action_grad_clip is not None:
+            runner.close()
+            raise SystemExit(
+                "actor_loss_terms.py: the per-env action-gradient clip is on; its parts would not add up "
+                "(pass agent.algorithm.env_action_grad_clip=null)"
+            )
+        groups = input_groups(state["env_cfg"], runner.env.num_obs)
+        summed, losses, errors = None, [], []
+        for h in range(args.horizons):
+            t0 = time.perf_counter()
+            grads, loss, error = horizon_part_gradients(runner)
+            losses.append(loss)
+            errors.append(error)
+            if summed is None:
+                summed = grads
+            else:
+                for name, g in grads.items():
+                    summed[name] = summed.get(name, torch.zeros_like(g)) + g
+            print(
+                f"[loss_terms] horizon {h}: loss {loss:.4f}, the parts' gradients add up to the whole's to "
+                f"{error:.1%} ({time.perf_counter() - t0:.1f} s)"
+            )
+        weight = runner.alg.policy.actor[0].weight.detach()
+        rec = gradient_split(summed, weight, groups)
+        num_envs = runner.env.num_envs
+        runner.close()
+        records[path] = {
+            "num_envs": num_envs,
+            "horizons": args.horizons,
+            "loss": losses,
+            "additivity_error": errors,
+            **rec,
+        }
+        for group, r in rec.items():
+            print(f"[loss_terms] {path} {group}: |G| {r['norm']:.3g}, |W| {r['weight_norm']:.3g}")
+            order = sorted(r["parts"].items(), key=lambda kv: -abs(kv[1]["share"]))
+            for name, p in order:
+                print(
+                    f"[loss_terms]   {name:28s} share {p['share']:+8.3f}  cosine {p['cosine']:+.3f}  "
+                    f"|G_k| {p['norm']:.3g}  radial {p['radial']:+.3g}"
+                )
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            json.dump(records, f, indent=1)
+    return records
+
+
+if __name__ == "__main__":
+    main()
