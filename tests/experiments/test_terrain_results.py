@@ -1,5 +1,5 @@
 """The rough-terrain results of the recipe experiments: the terrain-level record and terrain_levels.py on synthetic
-checkpoints, the per-terrain and curriculum tables, the ``terrain_eval`` config and the jobs it adds."""
+checkpoints, the per-terrain, curriculum and MuJoCo tables, the ``terrain_eval`` config and the jobs it adds."""
 
 import json
 import os
@@ -13,6 +13,7 @@ from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
 from orchestration.jobs import Job
 from orchestration.recipe import fall_cause_jobs, play_overrides, terrain_eval, terrain_jobs, terrain_tables
+from orchestration.terrain_mujoco import mujoco_jobs, mujoco_table
 
 from isaaclab_diffsim.experiments.terrain import curriculum_table, level_record, picked_checkpoints, terrain_table
 
@@ -170,6 +171,8 @@ def test_curriculum_table_picks_a_handful_of_checkpoints():
         ({"num_envs": "120", "seed": 71}, "terrain_eval.num_envs must be an integer >= 1, got '120'"),
         ({"num_envs": 120}, "terrain_eval.seed must be an integer >= 0, got None"),
         ({"num_envs": 120, "seed": 1.5}, "terrain_eval.seed must be an integer >= 0, got 1.5"),
+        ({"num_envs": 120, "seed": 71, "mujoco_episodes": 0}, "terrain_eval.mujoco_episodes must be an integer >= 1"),
+        ({"num_envs": 120, "seed": 71, "mujoco_episodes": True}, "terrain_eval.mujoco_episodes must be an integer"),
     ],
 )
 def test_terrain_eval_config_is_validated(value, message):
@@ -181,8 +184,10 @@ def test_terrain_eval_config_is_validated(value, message):
 def test_rough_experiments_evaluate_per_terrain(name):
     with initialize_config_dir(config_dir=os.path.join(REPO, "configs"), version_base="1.3"):
         exp = OmegaConf.to_container(compose(config_name="run", overrides=[f"experiment={name}"]).experiment)
-    assert terrain_eval(exp) == {"num_envs": 120, "seed": 71}
+    assert terrain_eval(exp) == {"num_envs": 120, "seed": 71, "mujoco_episodes": None}
     assert terrain_eval({}) is None
+    spec = {"terrain_eval": {"num_envs": 120, "seed": 71, "mujoco_episodes": 2}}
+    assert terrain_eval(spec) == {"num_envs": 120, "seed": 71, "mujoco_episodes": 2}
 
 
 def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
@@ -200,7 +205,7 @@ def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
         (directory / "run" / "model_500.pt").write_bytes(b"")
         trained[(run, 1)] = Job(f"train {run}", str(directory), [], {"run_dir": str(directory / "run")})
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    jobs, levels = terrain_jobs(ctx, exp, trained, {"num_envs": 120, "seed": 71})
+    jobs, levels = terrain_jobs(ctx, exp, trained, {"num_envs": 120, "seed": 71, "mujoco_episodes": None})
     evals, flats, flattened = jobs["terrain"], jobs["terrain_flat"], jobs["terrain_flattened_scan"]
     argv = evals[("shac", 1)].argv
     assert argv[1].endswith("scripts/experiments/evaluate_terrain.py")
@@ -255,7 +260,7 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     _checkpoint(directory / "run" / "model_50.pt", 50, [0, 1, 1, 1])
     trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    settings = {"num_envs": 6, "seed": 71}
+    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": None}
     jobs, levels = terrain_jobs(ctx, exp, trained, settings)
     causes = fall_cause_jobs(ctx, exp, trained, settings)[("shac", 1)]
     assert causes.argv[1].endswith("scripts/experiments/fall_causes.py")
@@ -288,6 +293,49 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     assert "| shac | 1 | 50 | 0.00 | 0.75 | 25.0 | 75.0 |" in curriculum
     assert out["curriculum"] == {"shac seed 1": {"iteration": [50], "mean_level": [0.75]}}
     assert out["terrain"]["shac"]["level 10"]["falls [%]"] == [100.0]
+
+
+def _write_done(job, name: str, content: dict) -> None:
+    """A completed job: its result file and done.json with its command (reused by the runner, not run)."""
+    os.makedirs(job.directory)
+    with open(os.path.join(job.directory, name), "w") as f:
+        json.dump(content, f)
+    with open(job.done_path, "w") as f:
+        json.dump({"argv": job.argv, "wall_s": 1.0}, f)
+
+
+def test_mujoco_terrain_jobs_and_table(tmp_path):
+    exp = {"task": "T", "eval_task": "T-Play", "seeds": [1], "runs": {"shac": {}}}
+    directory = tmp_path / "shac" / "seed1"
+    (directory / "run").mkdir(parents=True)
+    trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
+    ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
+    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": 2}
+    jobs = mujoco_jobs(ctx, trained, settings)
+    full, feet = jobs["terrain_mujoco"][("shac", 1)], jobs["terrain_mujoco_feet_only"][("shac", 1)]
+    assert full.argv[1].endswith("scripts/deploy/sim2sim.py")
+    assert full.argv[2:] == [
+        str(directory / "run" / "exported"),
+        "--sim",
+        "mujoco",
+        "--terrain",
+        "--terrain_seed",
+        "71",
+        "--episodes",
+        "2",
+        "--out",
+        str(directory / "terrain_mujoco" / "sim2sim_terrain.json"),
+    ]
+    assert feet.argv[:-2] == [*full.argv[:-2], "--feet_only"] and feet.directory != full.directory
+    for job, groups in ((full, _groups(0.25, 0.3)), (feet, _groups(0.75, 0.4))):
+        _write_done(job, "sim2sim_terrain.json", {"variants": {"nominal": {"fall_rate": 0.5, "groups": groups}}})
+    out = mujoco_table(ctx, exp, trained, settings)
+    assert "--terrain_seed 71 --episodes 2" in out["table"]
+    # every episode: the episode-weighted mean over the types, as in ours: (4 * 0.25 + 2 * 1) / 6 and (4 * 0.75 + 2) / 6
+    assert "| all | shac | 1 | 6 | 50.0 | - | 0.367 |" in out["table"]
+    assert "| MuJoCo, feet only | shac | 1 | 6 | 83.3 | - | 0.433 |" in out["table"]
+    assert out["terrain_mujoco"]["shac"]["MuJoCo, feet only"]["falls [%]"] == [pytest.approx(500 / 6)]
+    assert out["terrain_mujoco"]["shac"]["level 10"]["falls [%]"] == [100.0]
 
 
 def test_evaluations_keep_the_level_layout_of_a_run_trained_without_curriculum():

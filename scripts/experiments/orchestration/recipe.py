@@ -12,7 +12,8 @@ that seed, the same for every run; again with every sub-terrain a plane, ``--fla
 flattened to its mean, ``--flatten_scan``) and, for SHAC runs,
 ``scripts/experiments/terrain_levels.py`` (the level distribution at each checkpoint) and
 ``scripts/experiments/fall_causes.py`` (how the falls of the per-terrain evaluation happen); three more tables show
-them.
+them. With ``terrain_eval.mujoco_episodes`` each (run, seed)'s bundle also runs in MuJoCo on the same terrain
+(:mod:`.terrain_mujoco`), one more table.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .context import ExperimentContext
 from .first_stage import first_stage_jobs, with_first_stage
 from .jobs import Job, python, run_and_load, run_jobs
 from .table1 import trained_checkpoint
+from .terrain_mujoco import mujoco_table
 from .training import training_job
 
 SEED_FIELD = "{seed}"
@@ -61,21 +63,25 @@ def run_tasks(exp: dict, spec: dict) -> tuple[str, str]:
 
 
 def terrain_eval(exp: dict) -> dict | None:
-    """The experiment's ``terrain_eval`` as ``{"num_envs", "seed"}`` (None without one); ValueError naming the field
-    for a bad value."""
+    """The experiment's ``terrain_eval`` as ``{"num_envs", "seed", "mujoco_episodes"}`` (None without one; the
+    optional ``mujoco_episodes`` None without it); ValueError naming the field for a bad value."""
     spec = exp.get("terrain_eval")
     if spec is None:
         return None
     if not isinstance(spec, dict):
-        raise ValueError(f"terrain_eval must be a mapping {{num_envs: <int>, seed: <int>}}, got {spec!r}")
-    unknown = sorted(set(spec) - {"num_envs", "seed"})
+        raise ValueError(
+            f"terrain_eval must be a mapping {{num_envs: <int>, seed: <int>[, mujoco_episodes: <int>]}}, got {spec!r}"
+        )
+    unknown = sorted(set(spec) - {"num_envs", "seed", "mujoco_episodes"})
     if unknown:
-        raise ValueError(f"terrain_eval: unknown field(s) {unknown} (known: num_envs, seed)")
-    for name, low in (("num_envs", 1), ("seed", 0)):
+        raise ValueError(f"terrain_eval: unknown field(s) {unknown} (known: num_envs, seed, mujoco_episodes)")
+    for name, low in (("num_envs", 1), ("seed", 0), ("mujoco_episodes", 1)):
         value = spec.get(name)
+        if name == "mujoco_episodes" and value is None:
+            continue
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"terrain_eval.{name} must be an integer >= {low}, got {value!r}")
-    return {"num_envs": spec["num_envs"], "seed": spec["seed"]}
+    return {"num_envs": spec["num_envs"], "seed": spec["seed"], "mujoco_episodes": spec.get("mujoco_episodes")}
 
 
 def play_overrides(exp: dict, run: str, seed: int | None = None) -> list[str]:
@@ -270,12 +276,12 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
     ]
     if not records:
         tables.pop(1)
-    return {
-        "tables": tables,
-        "terrain": terrain_numbers,
-        "curriculum": curriculum_numbers,
-        "fall_causes": causes_numbers,
-    }
+    out = {"terrain": terrain_numbers, "curriculum": curriculum_numbers, "fall_causes": causes_numbers}
+    if settings["mujoco_episodes"] is not None:
+        mujoco = mujoco_table(ctx, exp, trained, settings)
+        tables.insert(1, mujoco.pop("table"))
+        out.update(mujoco)
+    return {"tables": tables, **out}
 
 
 def run(ctx: ExperimentContext, exp: dict) -> dict:
