@@ -33,10 +33,11 @@ from isaaclab_diffsim.experiments.scan_weights import input_groups
 from isaaclab_diffsim.rl.shac.capture import restore_snapshot, take_snapshot
 
 TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
-REPLAY_TOLERANCE = 1e-4
-"""Relative difference allowed between the loss of a replayed horizon and the first rollout's. Replays of the rough
-task from a snapshot are not bitwise: a few envs (3-4 of 64, not ones that reset) end elsewhere, and the loss moves
-in the 6th-7th digit (measured 1e-6 to 3e-6 relative at 64 and 1024 envs); their gradients move more, which the
+REPLAY_TOLERANCE = 1e-3
+"""Relative difference allowed between the loss of a replayed horizon and the first rollout's (a snapshot that does
+not restore the state gives more). Replays of the rough task from a snapshot are not bitwise: a few envs (3-4 of
+64, not ones that reset) leave the first rollout's trajectory from the third step on, differently in each replay,
+and the loss moves by 1e-6 to 2e-4 (relative; measured at 64 and 1024 envs); their gradients move more, which the
 record's ``additivity_error`` shows."""
 
 
