@@ -18,14 +18,16 @@ and of the envs with the largest gradients.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import time
 
 import torch
 
-from isaaclab_diffsim.diagnostics.checkpoint_runner import OVERRIDE, runner_from_checkpoint
+from isaaclab_diffsim.diagnostics.checkpoint_runner import (
+    checkpoint_parser,
+    checkpoint_runners,
+    parse_checkpoint_args,
+    write_records,
+)
 from isaaclab_diffsim.experiments.gradient_snr import (
     LayerGradientCapture,
     combine_horizons,
@@ -45,27 +47,7 @@ REPORT_ENVS = (1024, 4096)
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoints", nargs="+", help="SHAC checkpoints (model_<it>.pt), then the overrides")
-    p.add_argument("--task", default=TASK)
-    p.add_argument("--horizons", type=int, default=8)
-    p.add_argument("--num_envs", type=int, default=None, help="default: the checkpoint's (its env state restored)")
-    p.add_argument("--warmup_steps", type=int, default=150, help="policy steps after a reset (another --num_envs)")
-    p.add_argument("--torch_threads", type=int, default=1, help="as scripts/train.py")
-    p.add_argument("--out", default=None, help="JSON file for the records (none: print only)")
-    args = p.parse_intermixed_args(argv)
-    # env.<field>=value / agent.<field>=value after the checkpoints
-    args.overrides = [a for a in args.checkpoints if OVERRIDE.match(a)]
-    args.checkpoints = [a for a in args.checkpoints if not OVERRIDE.match(a)]
-    if not args.checkpoints:
-        p.error("no checkpoint given")
-    if args.horizons < 1:
-        p.error(f"--horizons must be at least 1, got {args.horizons}")
-    if args.num_envs is not None and args.num_envs < 2:
-        p.error(f"--num_envs must be at least 2, got {args.num_envs}")
-    if args.warmup_steps < 0:
-        p.error(f"--warmup_steps must be at least 0, got {args.warmup_steps}")
-    return args
+    return parse_checkpoint_args(checkpoint_parser(__doc__, TASK, 8), argv)
 
 
 class TerminationRecorder:
@@ -168,16 +150,10 @@ def record(moments: dict, trimmed: dict, shares: list[float], weights: dict, fal
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    torch.set_num_threads(args.torch_threads)
     records = {}
-    for path in args.checkpoints:
-        try:
-            runner, state = runner_from_checkpoint(path, args.task, args.overrides, args.num_envs, args.warmup_steps)
-        except ValueError as err:
-            raise SystemExit(f"actor_gradient_snr.py: {err}") from None
+    for path, runner, state in checkpoint_runners(args, "actor_gradient_snr.py"):
         groups = input_groups(state["env_cfg"], runner.env.num_obs)
         records[path] = record(*measure(runner, groups, args.horizons), runner.env.num_envs)
-        runner.close()
         print(
             f"[gradient_snr] {path}: the largest {OUTLIER_FRACTION:.0%} of the envs' gradients hold "
             f"{records[path]['outlier_share']:.1%} of sum |G_n|^2 (mean over the horizons); the envs that fell in a "
@@ -200,10 +176,7 @@ def main(argv=None) -> dict:
                     for n in REPORT_ENVS
                 )
             )
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(records, f, indent=1)
+    write_records(args.out, records)
     return records
 
 

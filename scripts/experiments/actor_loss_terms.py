@@ -20,14 +20,16 @@ linear, so the parts would not add up under it: pass ``agent.algorithm.env_actio
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import time
 
 import torch
 
-from isaaclab_diffsim.diagnostics.checkpoint_runner import OVERRIDE, runner_from_checkpoint
+from isaaclab_diffsim.diagnostics.checkpoint_runner import (
+    checkpoint_parser,
+    checkpoint_runners,
+    parse_checkpoint_args,
+    write_records,
+)
 from isaaclab_diffsim.experiments.loss_terms import VALUES, RewardTermRecorder, gradient_split, term_losses
 from isaaclab_diffsim.experiments.scan_weights import input_groups
 from isaaclab_diffsim.rl.shac.capture import restore_snapshot, take_snapshot
@@ -42,26 +44,7 @@ record's ``additivity_error`` shows."""
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoints", nargs="+", help="SHAC checkpoints (model_<it>.pt), then the overrides")
-    p.add_argument("--task", default=TASK)
-    p.add_argument("--horizons", type=int, default=4)
-    p.add_argument("--num_envs", type=int, default=None, help="default: the checkpoint's (its env state restored)")
-    p.add_argument("--warmup_steps", type=int, default=150, help="policy steps after a reset (another --num_envs)")
-    p.add_argument("--torch_threads", type=int, default=1, help="as scripts/train.py")
-    p.add_argument("--out", default=None, help="JSON file for the records (none: print only)")
-    args = p.parse_intermixed_args(argv)
-    args.overrides = [a for a in args.checkpoints if OVERRIDE.match(a)]
-    args.checkpoints = [a for a in args.checkpoints if not OVERRIDE.match(a)]
-    if not args.checkpoints:
-        p.error("no checkpoint given")
-    if args.horizons < 1:
-        p.error(f"--horizons must be at least 1, got {args.horizons}")
-    if args.num_envs is not None and args.num_envs < 1:
-        p.error(f"--num_envs must be at least 1, got {args.num_envs}")
-    if args.warmup_steps < 0:
-        p.error(f"--warmup_steps must be at least 0, got {args.warmup_steps}")
-    return args
+    return parse_checkpoint_args(checkpoint_parser(__doc__, TASK, 4), argv)
 
 
 def rollout_part(runner, obs: torch.Tensor, part: str | None) -> tuple[torch.Tensor, float, list[str]]:
@@ -110,15 +93,9 @@ def horizon_part_gradients(runner) -> tuple[dict[str, torch.Tensor], float, floa
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    torch.set_num_threads(args.torch_threads)
     records = {}
-    for path in args.checkpoints:
-        try:
-            runner, state = runner_from_checkpoint(path, args.task, args.overrides, args.num_envs, args.warmup_steps)
-        except ValueError as err:
-            raise SystemExit(f"actor_loss_terms.py: {err}") from None
+    for path, runner, state in checkpoint_runners(args, "actor_loss_terms.py"):
         if runner.alg.cfg.env_action_grad_clip is not None:
-            runner.close()
             raise SystemExit(
                 "actor_loss_terms.py: the per-env action-gradient clip is on; its parts would not add up "
                 "(pass agent.algorithm.env_action_grad_clip=null)"
@@ -141,10 +118,8 @@ def main(argv=None) -> dict:
             )
         weight = runner.alg.policy.actor[0].weight.detach()
         rec = gradient_split(summed, weight, groups)
-        num_envs = runner.env.num_envs
-        runner.close()
         records[path] = {
-            "num_envs": num_envs,
+            "num_envs": runner.env.num_envs,
             "horizons": args.horizons,
             "loss": losses,
             "additivity_error": errors,
@@ -158,10 +133,7 @@ def main(argv=None) -> dict:
                     f"[loss_terms]   {name:28s} share {p['share']:+8.3f}  cosine {p['cosine']:+.3f}  "
                     f"|G_k| {p['norm']:.3g}  radial {p['radial']:+.3g}"
                 )
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(records, f, indent=1)
+    write_records(args.out, records)
     return records
 
 

@@ -3,6 +3,9 @@ gradient (``scripts/experiments/actor_gradient_snr.py``, ``scripts/experiments/a
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import re
 
 import torch
@@ -16,6 +19,62 @@ OVERRIDE = re.compile(r"^[+~]?(env|agent)\.[^=]+=")
 """A trailing ``env.x=...`` / ``agent.x=...`` override on a script's command line."""
 IGNORED = ("num_envs", "seed")
 """Env config fields that may differ from the checkpoint's."""
+
+
+def checkpoint_parser(doc: str, task: str, horizons: int) -> argparse.ArgumentParser:
+    """The command line of a measurement on checkpoints: ``CKPT [CKPT ...]`` then ``env.x=...``/``agent.x=...``
+    overrides, ``--task``, ``--horizons``, ``--num_envs``, ``--warmup_steps``, ``--torch_threads``, ``--out``; a
+    script adds its own options, then calls :func:`parse_checkpoint_args`."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoints", nargs="+", help="SHAC checkpoints (model_<it>.pt), then the overrides")
+    p.add_argument("--task", default=task)
+    p.add_argument("--horizons", type=int, default=horizons)
+    p.add_argument("--num_envs", type=int, default=None, help="default: the checkpoint's (its env state restored)")
+    p.add_argument("--warmup_steps", type=int, default=150, help="policy steps after a reset (another --num_envs)")
+    p.add_argument("--torch_threads", type=int, default=1, help="as scripts/train.py")
+    p.add_argument("--out", default=None, help="JSON file for the records (none: print only)")
+    return p
+
+
+def parse_checkpoint_args(parser: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
+    """Parse :func:`checkpoint_parser`'s command line: ``overrides`` split from ``checkpoints``; a usage error for
+    no checkpoint, fewer than 1 horizon, fewer than 2 envs or a negative warm-up."""
+    args = parser.parse_intermixed_args(argv)
+    args.overrides = [a for a in args.checkpoints if OVERRIDE.match(a)]
+    args.checkpoints = [a for a in args.checkpoints if not OVERRIDE.match(a)]
+    if not args.checkpoints:
+        parser.error("no checkpoint given")
+    if args.horizons < 1:
+        parser.error(f"--horizons must be at least 1, got {args.horizons}")
+    if args.num_envs is not None and args.num_envs < 2:
+        parser.error(f"--num_envs must be at least 2, got {args.num_envs}")
+    if args.warmup_steps < 0:
+        parser.error(f"--warmup_steps must be at least 0, got {args.warmup_steps}")
+    return args
+
+
+def checkpoint_runners(args: argparse.Namespace, script: str):
+    """For each checkpoint of :func:`parse_checkpoint_args`'s ``args``: (path, runner, checkpoint state), the runner
+    from :func:`runner_from_checkpoint` and closed when the caller moves on; SystemExit naming ``script`` for a
+    checkpoint that cannot be used."""
+    torch.set_num_threads(args.torch_threads)
+    for path in args.checkpoints:
+        try:
+            runner, state = runner_from_checkpoint(path, args.task, args.overrides, args.num_envs, args.warmup_steps)
+        except ValueError as err:
+            raise SystemExit(f"{script}: {err}") from None
+        try:
+            yield path, runner, state
+        finally:
+            runner.close()
+
+
+def write_records(out: str | None, records: dict) -> None:
+    """Write the per-checkpoint ``records`` as JSON to ``out`` (``--out``; None: nothing)."""
+    if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w") as f:
+            json.dump(records, f, indent=1)
 
 
 def config_differences(saved: dict, built: dict, prefix: str = "") -> list[str]:
