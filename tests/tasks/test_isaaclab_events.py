@@ -245,3 +245,55 @@ def test_push_event_reaches_the_solver():
         assert qd.grad is not None and qd.grad[0, 0] > 0.0  # d x / d vx through the pushed state
     finally:
         env.close()
+
+
+def test_push_is_the_sampled_change_whatever_isaaclab_state_holds():
+    """The kick of a push is the sampled velocity change itself, not a difference of velocities read from Isaac
+    Lab's physics state: that state is not the env's (the env steps its own q, qd; a snapshot or checkpoint restores
+    only those), so a difference taken there would round differently after every restore and replays and resumed
+    runs would leave each other in the last bits. Two pushes drawn from the same seed over different stale
+    velocities in Isaac Lab's state are bitwise equal, zero in every dof but the base's x and y velocity."""
+    from isaaclab_newton.physics import NewtonManager
+
+    cfg = DiffVelocityEnvCfg(num_envs=N, asset_source="isaaclab")
+    cfg.events.push_velocity = 1.0
+    env = DiffVelocityEnv(cfg)
+    try:
+        env.events._draw_seed = lambda: 1234
+        joint_qd = wp.to_torch(NewtonManager.get_state_0().joint_qd, requires_grad=False)
+        pushed = torch.tensor([True, False])
+        kicks = []
+        # stale velocities of either sign with bits below float32's spacing where velocity + push crosses a power
+        # of two: a difference (v + dv) - v read there is dv rounded at that coarser spacing
+        for v in (0.3001234, 0.7654321, 1.3579135):
+            for sign in (1.0, -1.0):
+                joint_qd.fill_(sign * v)
+                kicks.append(env.events.apply_push(pushed, 1.0))
+        assert all(torch.equal(kicks[0], k) for k in kicks[1:])
+        assert torch.all(kicks[0][1] == 0.0) and torch.all(kicks[0][0, 2:] == 0.0)
+        assert 0.0 < kicks[0][0, :2].abs().max() <= 1.0
+    finally:
+        env.close()
+
+
+def test_replay_from_a_restored_state_is_bitwise_with_pushes():
+    """An env put back to a state it held (``set_state`` and the RNG states, as a SHAC snapshot or checkpoint does)
+    steps bit for bit as it did from there, pushes included, whatever Isaac Lab's physics state was left holding."""
+    from isaaclab_diffsim.rl.shac.state import detached, rng_states, set_rng_states
+
+    cfg = DiffVelocityEnvCfg(num_envs=N, asset_source="isaaclab")
+    cfg.events.push_velocity = 1.0
+    cfg.events.push_interval_s = (0.02, 0.06)  # a push every 1-3 control steps
+    env = DiffVelocityEnv(cfg)
+    try:
+        settle(env, 20)
+        state, rng = detached(env.get_state()), rng_states()
+        runs = []
+        for _ in range(2):  # the second replay starts with Isaac Lab's state where the first left it
+            env.set_state(detached(state))
+            set_rng_states(rng)
+            with torch.no_grad():
+                runs.append([env.step(torch.full((N, 12), 0.1))[0].clone() for _ in range(8)])
+        assert all(torch.equal(a, b) for a, b in zip(*runs))
+    finally:
+        env.close()

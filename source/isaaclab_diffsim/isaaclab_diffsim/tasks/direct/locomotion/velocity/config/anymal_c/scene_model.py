@@ -295,19 +295,27 @@ class AnymalCScene:
     def apply_push(self, envs: torch.Tensor, velocity: float) -> torch.Tensor:
         """Isaac Lab's ``push_by_setting_velocity`` (base x and y velocity changes uniform in +-``velocity``) on the
         envs of the bool mask ``envs``; returns the joint-velocity change it wrote into the state, (num_envs, dofs),
-        zero outside ``envs`` (the env adds it to its own differentiable state)."""
+        zero outside ``envs`` (the env adds it to its own differentiable state).
+
+        The pushed envs' base velocity in Isaac Lab's state is zeroed first, so the change is the sampled velocity
+        itself: that state is not the env's (it holds whatever was last written there), and a difference of two
+        velocities read from it would round differently from one restore of the env's state to the next."""
         from isaaclab.envs import mdp
         from isaaclab.managers import SceneEntityCfg
         from isaaclab_newton.physics import NewtonManager
 
         seed = self._draw_seed()
         n = self.scene.num_envs
+        ids = envs.nonzero().view(-1)
+        self.robot.write_root_velocity_to_sim_index(
+            root_velocity=torch.zeros(len(ids), 6, device=self.device), env_ids=ids
+        )
         qd = wp.to_torch(NewtonManager.get_state_0().joint_qd, requires_grad=False).view(n, -1)
         before = qd.clone()
         with global_rng_seeded(self.device, seed):
             mdp.push_by_setting_velocity(
                 self.event_env,
-                envs.nonzero().view(-1),
+                ids,
                 asset_cfg=SceneEntityCfg("robot"),
                 velocity_range={"x": (-velocity, velocity), "y": (-velocity, velocity)},
             )
