@@ -290,6 +290,7 @@ def run(args, rank: int) -> None:
     )
     if args.eval_episodes > 0:
         from isaaclab_diffsim.rl.evaluation import evaluate
+        from isaaclab_diffsim.rl.speed_profile import profile_summary
 
         env.set_contact_model("hard")
         env.cfg.use_evaluation_settings()  # the -Play settings
@@ -301,6 +302,7 @@ def run(args, rank: int) -> None:
             f"{result.summary()}",
             flush=True,
         )
+        print(f"[eval] speed along the command by command speed: {profile_summary(result.speed_profile)}", flush=True)
     if runner.interrupted:  # --eval_on_interrupt
         sys.exit(exit_code(runner.interrupt_signal))
 

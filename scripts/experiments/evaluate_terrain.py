@@ -13,6 +13,7 @@ on. The terrain keeps the generator's curriculum layout (a level per row, a type
 flat ground at the mean height under the grid): the policy keeps its height over the ground and loses the terrain's
 shape, which measures how much it uses the shape. A fall is a base below ``min_base_height`` above the ground under
 it or tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes whose fall had the base tilted.
+``speed_profile``: every evaluated step's tracking by command speed (``rl.speed_profile``).
 """
 
 from __future__ import annotations
@@ -93,12 +94,15 @@ def main():
     rows = terrain_groups(env.cfg.terrain.generator, types, levels, result.tracking_errors, result.falls, tilted_falls)
     for key, row in rows.items():
         print(f"[evaluate] {key:28s} {row}", flush=True)
+    for row in result.speed_profile:
+        print(f"[evaluate] command speed {row}", flush=True)
     out = {
         "checkpoint": os.path.abspath(args.checkpoint),
         "flatten_scan": args.flatten_scan,
         "summary": result.summary(),
         "tilted_fall_rate": float(tilted_falls.mean()),
         "groups": rows,
+        "speed_profile": result.speed_profile,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

@@ -15,7 +15,13 @@ from orchestration.jobs import Job
 from orchestration.recipe import fall_cause_jobs, play_overrides, terrain_eval, terrain_jobs, terrain_tables
 from orchestration.terrain_mujoco import mujoco_jobs, mujoco_table
 
-from isaaclab_diffsim.experiments.terrain import curriculum_table, level_record, picked_checkpoints, terrain_table
+from isaaclab_diffsim.experiments.terrain import (
+    curriculum_table,
+    level_record,
+    picked_checkpoints,
+    speed_table,
+    terrain_table,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -293,6 +299,42 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     assert "| shac | 1 | 50 | 0.00 | 0.75 | 25.0 | 75.0 |" in curriculum
     assert out["curriculum"] == {"shac seed 1": {"iteration": [50], "mean_level": [0.75]}}
     assert out["terrain"]["shac"]["level 10"]["falls [%]"] == [100.0]
+    assert "speed" not in out  # evaluations from before speed_profile: no table by command speed
+
+
+def _band(lo, hi, steps, speed, along, error):
+    return {
+        "band": [lo, hi],
+        "steps": steps,
+        "command_speed": speed,
+        "speed_along_command": along,
+        "tracking_error": error,
+    }
+
+
+def test_speed_table_per_evaluation_run_and_band_over_seeds():
+    exp = {"seeds": [1], "runs": {"a": {"seeds": [1, 2]}, "b": {}}}
+    terrain = {
+        ("a", 1): {"speed_profile": [_band(0.0, 0.25, 10, 0.1, 0.05, 0.1), _band(1.0, None, 30, 1.2, 0.5, 0.7)]},
+        ("a", 2): {"speed_profile": [_band(1.0, None, 40, 1.2, 0.7, 0.5)]},
+        ("b", 1): {"groups": {}},  # from before speed_profile: left out
+    }
+    flat = {("b", 1): {"speed_profile": [_band(0.5, 0.75, 5, 0.6, 0.6, 0.1)]}}
+    table, numbers = speed_table(exp, {"terrain": terrain, "flat ground": flat})
+    lines = table.splitlines()
+    assert lines[0] == (
+        "| evaluation | run | seeds | command speed band [m/s] | steps [%] | command speed [m/s] | "
+        "speed along the command [m/s] | tracking error [m/s] |"
+    )
+    assert lines[2] == "| terrain | a | 1 | 0.00-0.25 | 25.0 | 0.10 | 0.05 | 0.100 |"
+    assert lines[3] == (
+        "| terrain | a | 1, 2 | >= 1.00 | 87.5 +- 12.5 (75.0, 100.0) | 1.20 +- 0.00 (1.20, 1.20) | "
+        "0.60 +- 0.10 (0.50, 0.70) | 0.600 +- 0.100 (0.700, 0.500) |"
+    )
+    assert lines[4] == "| flat ground | b | 1 | 0.50-0.75 | 100.0 | 0.60 | 0.60 | 0.100 |"
+    assert len(lines) == 5
+    assert numbers["a"]["terrain"][">= 1.00"]["speed along the command [m/s]"] == [0.5, 0.7]
+    assert "terrain" not in numbers["b"]
 
 
 def _write_done(job, name: str, content: dict) -> None:

@@ -76,6 +76,10 @@ def test_each_env_first_full_episode_counts():
     assert res.joint_trace.shape == (2, 12)  # env 0's two steps, from the reset pose
     np.testing.assert_array_equal(res.joint_trace[:, 0], [0.0, 1.0])
     assert "fall rate 50.0 %" in res.summary()
+    # the counted steps by command speed: env 0's 2 steps at 0.2 m/s, env 1's 10 at 1.0 m/s (the open band)
+    assert [(r["band"], r["steps"]) for r in res.speed_profile] == [([0.0, 0.25], 2), ([1.0, None], 10)]
+    assert res.speed_profile[0]["tracking_error"] == pytest.approx(0.3)
+    assert res.speed_profile[1]["speed_along_command"] == pytest.approx(0.5)
 
 
 def test_yaw_rate_error():
@@ -101,6 +105,7 @@ def test_fewer_episodes_than_envs_and_rounds():
     np.testing.assert_array_equal(res.lengths, [10, 3, 1, 10, 3])
     np.testing.assert_array_equal(res.falls, [False, True, True, False, True])
     np.testing.assert_allclose(res.returns, [10.0, 6.0, 3.0, 10.0, 6.0])
+    assert res.speed_profile[0]["steps"] == int(res.lengths.sum())  # only the counted episodes' steps
     with pytest.raises(ValueError, match="num_episodes"):
         evaluate(env, forward_at(0.0), num_episodes=0)
 

@@ -26,6 +26,7 @@ from isaaclab_diffsim.experiments.terrain import (
     FLAT_GROUP,
     FLATTENED_SCAN_GROUP,
     curriculum_table,
+    speed_table,
     terrain_table,
 )
 
@@ -248,6 +249,7 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
         for folder, _, group in TERRAIN_EVALUATIONS
     }
     records = run_and_load(level_jobs, ctx.size["parallel_jobs"], "terrain_levels.json")
+    by_speed, speed_numbers = speed_table(exp, {"terrain": loaded[""], FLAT_GROUP: loaded[FLAT_GROUP]})
     per_terrain, terrain_numbers = terrain_table(exp, loaded.pop(""), loaded)
     curriculum, curriculum_numbers = curriculum_table(exp, records)
     causes = run_and_load(fall_cause_jobs(ctx, exp, trained, settings), ctx.size["parallel_jobs"], "fall_causes.json")
@@ -277,6 +279,16 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
     if not records:
         tables.pop(1)
     out = {"terrain": terrain_numbers, "curriculum": curriculum_numbers, "fall_causes": causes_numbers}
+    if speed_numbers:
+        tables.append(
+            "Tracking by command speed (`evaluate_terrain.py`'s `speed_profile`): the steps of the per-terrain "
+            "evaluation (`terrain`) and of its flat-ground twin (`flat ground`) grouped by the commanded planar "
+            "speed |v_xy,cmd|: their share [%], the mean commanded speed, the mean speed along the command (v . "
+            "v_cmd / |v_cmd|) and the mean tracking error |v_xy,cmd - v_xy|, mean +- std over the run's seeds (per "
+            "seed in brackets). A policy that saturates keeps the same speed along the command in the fast bands.\n\n"
+            + by_speed
+        )
+        out["speed"] = speed_numbers
     if settings["mujoco_episodes"] is not None:
         mujoco = mujoco_table(ctx, exp, trained, settings)
         tables.insert(1, mujoco.pop("table"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..rl.speed_profile import band_label
 from .recipe import seeds_cell
 
 TYPE_NOTES = {
@@ -159,6 +160,53 @@ def curriculum_table(exp: dict, records: dict, every: int = 100) -> tuple[str, d
                 rows.append(
                     f"| {run} | {seed} | {it} | {c['samples'] / 1e6:.2f} | {c['mean_level']:.2f} | "
                     + " | ".join(shares)
+                    + " |"
+                )
+    return "\n".join(rows), numbers
+
+
+SPEED_COLUMNS = (
+    ("command speed [m/s]", "command_speed", "{:.2f}"),
+    ("speed along the command [m/s]", "speed_along_command", "{:.2f}"),
+    ("tracking error [m/s]", "tracking_error", "{:.3f}"),
+)
+"""(column, key of a ``speed_profile`` row of evaluate_terrain.py, format): means over the band's steps."""
+
+
+def speed_table(exp: dict, evals: dict[str, dict]) -> tuple[str, dict]:
+    """Markdown table of the tracking by command speed of ``evals`` ({group: {(run, seed): evaluate_terrain.py's
+    JSON}}, e.g. ``{"terrain": .., FLAT_GROUP: ..}``): a row per (group, run, band) with the share of the steps in
+    the band [%] and :data:`SPEED_COLUMNS`, mean +- std over the run's seeds (per seed in brackets). Evaluations
+    without a ``speed_profile`` (from before evaluate_terrain.py wrote it) are left out. Returns it and {run: {group:
+    {band: {column: per seed}}}}."""
+    header = "| evaluation | run | seeds | command speed band [m/s] | steps [%] | " + " | ".join(
+        c for c, _, _ in SPEED_COLUMNS
+    )
+    rows = [header + " |", "| " + " | ".join(["---"] * (5 + len(SPEED_COLUMNS))) + " |"]
+    numbers = {}
+    for group, results in evals.items():
+        for run, spec in exp["runs"].items():
+            profiles = {
+                s: results[(run, s)]["speed_profile"]
+                for s in spec.get("seeds", exp["seeds"])
+                if "speed_profile" in results.get((run, s), {})
+            }
+            bands = list(dict.fromkeys(tuple(r["band"]) for p in profiles.values() for r in p))
+            for band in sorted(bands, key=lambda b: b[0]):
+                seeds = [s for s, p in profiles.items() if any(tuple(r["band"]) == band for r in p)]
+                picked = {s: next(r for r in profiles[s] if tuple(r["band"]) == band) for s in seeds}
+                share = np.array([100.0 * picked[s]["steps"] / sum(r["steps"] for r in profiles[s]) for s in seeds])
+                cells = [seeds_cell(share, "{:.1f}")]
+                per_band = numbers.setdefault(run, {}).setdefault(group, {})[band_label(list(band))] = {
+                    "steps [%]": share.tolist()
+                }
+                for label, key, fmt in SPEED_COLUMNS:
+                    per_seed = np.array([picked[s][key] for s in seeds], dtype=float)
+                    per_band[label] = per_seed.tolist()
+                    cells.append(seeds_cell(per_seed, fmt))
+                rows.append(
+                    f"| {group} | {run} | {', '.join(map(str, seeds))} | {band_label(list(band))} | "
+                    + " | ".join(cells)
                     + " |"
                 )
     return "\n".join(rows), numbers

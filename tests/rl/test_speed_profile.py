@@ -1,0 +1,59 @@
+"""SpeedProfile: tracking by command speed, against hand-computed band means."""
+
+import math
+
+import pytest
+import torch
+
+from isaaclab_diffsim.rl.speed_profile import SPEED_BANDS, SpeedProfile, band_label, profile_summary
+
+
+def test_band_means_by_hand():
+    """Commands of 0 (band 0), 0.3 and 0.4 m/s (band 1), exactly 0.75 m/s (the band starting there) and 1.2 m/s
+    (the open band); a masked-out env counts nowhere."""
+    cmd = torch.tensor([[0.0, 0.0], [0.3, 0.0], [0.0, -0.4], [0.45, 0.6], [1.2, 0.0], [1.0, 0.0]])
+    vel = torch.tensor([[0.1, 0.0], [0.3, 0.1], [0.0, -0.2], [0.3, 0.4], [0.6, 0.3], [5.0, 5.0]])
+    prof = SpeedProfile()
+    prof.add(cmd, vel, torch.tensor([True, True, True, True, True, False]))
+    rows = {tuple(r["band"]): r for r in prof.rows()}
+    assert list(rows) == [(0.0, 0.25), (0.25, 0.5), (0.75, 1.0), (1.0, None)]
+    assert rows[(0.0, 0.25)] == {
+        "band": [0.0, 0.25],
+        "steps": 1,
+        "tracking_error": pytest.approx(0.1),
+        "speed_along_command": 0.0,  # a zero command has no direction
+        "command_speed": 0.0,
+    }
+    slow = rows[(0.25, 0.5)]
+    assert slow["steps"] == 2
+    assert slow["tracking_error"] == pytest.approx((0.1 + 0.2) / 2)
+    assert slow["speed_along_command"] == pytest.approx((0.3 + 0.2) / 2)
+    assert slow["command_speed"] == pytest.approx(0.35)
+    assert rows[(0.75, 1.0)]["speed_along_command"] == pytest.approx(0.5)  # (0.3, 0.4) along (0.6, 0.8)
+    assert rows[(0.75, 1.0)]["tracking_error"] == pytest.approx(0.25)
+    fast = rows[(1.0, None)]
+    assert fast["speed_along_command"] == pytest.approx(0.6)
+    assert fast["tracking_error"] == pytest.approx(math.hypot(0.6, 0.3))
+
+
+def test_accumulates_over_calls():
+    prof = SpeedProfile()
+    for v in (0.2, 0.6):
+        prof.add(torch.tensor([[0.8, 0.0]]), torch.tensor([[v, 0.0]]), torch.tensor([True]))
+    (row,) = prof.rows()
+    assert row["steps"] == 2
+    assert row["speed_along_command"] == pytest.approx(0.4)
+    assert row["tracking_error"] == pytest.approx(0.4)
+
+
+def test_bad_bands_refused():
+    assert SPEED_BANDS[0] == 0.0 and math.isinf(SPEED_BANDS[-1])
+    for bands in [(0.0,), (0.1, 0.5), (0.0, 0.5, 0.5), (0.0, 1.0, 0.5)]:
+        with pytest.raises(ValueError, match="speed bands"):
+            SpeedProfile(bands)
+
+
+def test_labels_and_summary_line():
+    assert band_label([0.25, 0.5]) == "0.25-0.50" and band_label([1.0, None]) == ">= 1.00"
+    rows = [{"band": [1.0, None], "steps": 3, "tracking_error": 0.5, "speed_along_command": 0.7, "command_speed": 1.2}]
+    assert profile_summary(rows) == ">= 1.00: 0.70 of 1.20 m/s (error 0.500)"
