@@ -12,10 +12,10 @@ each horizon is rolled out once per part from the same env and RNG state (the ph
 and the gradients of the horizons are summed. Per part: ``share`` is its projection on the whole gradient (the shares
 add up to 1), ``radial`` the projection on the weights (negative: a step down that part's gradient grows the weights);
 shares are taken against the sum of the parts. ``additivity_error`` per horizon: ||sum of the parts' gradients - the
-whole loss's|| / ||the whole's||, 0 for bitwise replays; replays of the rough task are not bitwise in a few envs, whose
-gradients are large, so read the shares against it. Terms that are 0 throughout (weight 0) and the termination penalty
-(constant per failure) have no part. The per-env action-gradient clip (``agent.algorithm.env_action_grad_clip``) is not
-linear, so the parts would not add up under it: pass ``agent.algorithm.env_action_grad_clip=null``.
+whole loss's|| / ||the whole's||, the rounding of the sum (the replays are bitwise). Terms that are 0 throughout
+(weight 0) and the termination penalty (constant per failure) have no part. The per-env action-gradient clip
+(``agent.algorithm.env_action_grad_clip``) is not linear, so the parts would not add up under it: pass
+``agent.algorithm.env_action_grad_clip=null``.
 """
 
 from __future__ import annotations
@@ -35,12 +35,9 @@ from isaaclab_diffsim.experiments.scan_weights import input_groups
 from isaaclab_diffsim.rl.shac.capture import restore_snapshot, take_snapshot
 
 TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
-REPLAY_TOLERANCE = 1e-3
-"""Relative difference allowed between the loss of a replayed horizon and the first rollout's (a snapshot that does
-not restore the state gives more). Replays of the rough task from a snapshot are not bitwise: a few envs (3-4 of
-64, not ones that reset) leave the first rollout's trajectory from the third step on, differently in each replay,
-and the loss moves by 1e-6 to 2e-4 (relative; measured at 64 and 1024 envs); their gradients move more, which the
-record's ``additivity_error`` shows."""
+REPLAY_TOLERANCE = 0.0
+"""Relative difference allowed between the loss of a replayed horizon and the first rollout's: none, since a replay
+from a snapshot is bitwise (a difference means a state the snapshot does not restore)."""
 
 
 def parse_args(argv=None):
