@@ -24,30 +24,27 @@ class SpeedProfile:
             raise ValueError(f"speed bands must start at 0 and increase, got {bands!r}")
         self.bands = tuple(float(b) for b in bands)
         k = len(self.bands) - 1
-        self.steps = torch.zeros(k, dtype=torch.float64)
-        self.error = torch.zeros(k, dtype=torch.float64)
-        self.along = torch.zeros(k, dtype=torch.float64)
-        self.speed = torch.zeros(k, dtype=torch.float64)
+        self.steps = self.error = self.along = self.speed = torch.zeros(k, dtype=torch.float64)
 
     def add(self, command_xy: torch.Tensor, velocity_xy: torch.Tensor, mask: torch.Tensor) -> None:
         """Count the steps of the envs where ``mask``: commanded and achieved planar velocities (n, 2), base frame."""
-        cmd, vel = command_xy[mask].double().cpu(), velocity_xy[mask].double().cpu()
+        cmd, vel = command_xy[mask].double(), velocity_xy[mask].double()  # summed where they are: no host sync
         speed = cmd.norm(dim=1)
         along = torch.where(speed > 0.0, (cmd * vel).sum(dim=1) / speed.clamp_min(1e-12), 0.0)
-        edges = torch.tensor(self.bands[1:-1], dtype=torch.float64)
+        edges = torch.tensor(self.bands[1:-1], dtype=torch.float64, device=cmd.device)
         band = torch.bucketize(speed, edges, right=True)
-        k = len(self.steps)
-        self.steps += torch.bincount(band, minlength=k).double()
-        self.error += torch.bincount(band, weights=(cmd - vel).norm(dim=1), minlength=k)
-        self.along += torch.bincount(band, weights=along, minlength=k)
-        self.speed += torch.bincount(band, weights=speed, minlength=k)
+        k = len(self.bands) - 1
+        self.steps = self.steps.to(cmd.device) + torch.bincount(band, minlength=k).double()
+        self.error = self.error.to(cmd.device) + torch.bincount(band, weights=(cmd - vel).norm(dim=1), minlength=k)
+        self.along = self.along.to(cmd.device) + torch.bincount(band, weights=along, minlength=k)
+        self.speed = self.speed.to(cmd.device) + torch.bincount(band, weights=speed, minlength=k)
 
     def rows(self) -> list[dict]:
         """Per band with steps: ``{"band": [lo, hi], "steps", "tracking_error", "speed_along_command",
         "command_speed"}`` (means over the band's steps; ``hi`` None for an open band)."""
+        steps, error, along, speed = (x.cpu().tolist() for x in (self.steps, self.error, self.along, self.speed))
         out = []
-        for k in range(len(self.steps)):
-            n = float(self.steps[k])
+        for k, n in enumerate(steps):
             if n == 0.0:
                 continue
             hi = self.bands[k + 1]
@@ -55,9 +52,9 @@ class SpeedProfile:
                 {
                     "band": [self.bands[k], None if math.isinf(hi) else hi],
                     "steps": int(n),
-                    "tracking_error": float(self.error[k]) / n,
-                    "speed_along_command": float(self.along[k]) / n,
-                    "command_speed": float(self.speed[k]) / n,
+                    "tracking_error": error[k] / n,
+                    "speed_along_command": along[k] / n,
+                    "command_speed": speed[k] / n,
                 }
             )
         return out
