@@ -47,6 +47,7 @@ from isaaclab_diffsim.deploy.io_spec import GAIT_LEG_LABELS, BundleMismatchError
 from isaaclab_diffsim.deploy.leapp_session import NOISE_NOT_LEAPP, LeappSession
 from isaaclab_diffsim.deploy.onnx_policy import open_bundle
 from isaaclab_diffsim.deploy.sim2sim import parse_variants, summarize
+from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE, draw_commands
 from isaaclab_diffsim.deploy.sim2sim.variants import PUSH_INTERVAL_S
 
 PLAY_TASK = "DiffSim-Velocity-Flat-AnymalC-Direct-Play"
@@ -54,24 +55,6 @@ INIT_HEIGHT, MIN_HEIGHT, MAX_GRAVITY_Z = 0.6, 0.3, -0.5
 """The task's init_base_height, min_base_height and max_gravity_z (DiffVelocityEnvCfg)."""
 NOISY_MEASUREMENTS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "joint_pos", "joint_vel")
 """The measurements (and DiffObservationsCfg fields) the task's observation noise corrupts."""
-
-
-def draw_commands(
-    episodes: int,
-    vx_range: tuple[float, float],
-    seed: int,
-    vy_range: tuple[float, float] = (0.0, 0.0),
-    yaw_range: tuple[float, float] = (0.0, 0.0),
-) -> np.ndarray:
-    """(episodes, 3) commands (vx, vy, yaw rate) uniform in their ranges, the same for both sims; with the default
-    zero lateral and yaw ranges, forward commands only (drawn as before those ranges existed)."""
-    rng = np.random.default_rng(seed)
-    cmd = np.zeros((episodes, 3))
-    cmd[:, 0] = rng.uniform(*vx_range, episodes)
-    for axis, bounds in ((1, vy_range), (2, yaw_range)):
-        if tuple(bounds) != (0.0, 0.0):
-            cmd[:, axis] = rng.uniform(*bounds, episodes)
-    return cmd
 
 
 def variant_commands(variant, commands: np.ndarray) -> np.ndarray:
@@ -261,7 +244,7 @@ def main(argv=None):
     parser.add_argument("--variants", default="nominal")
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--episode_s", type=float, default=20.0, help="episode length [s] (the task's: 20)")
-    parser.add_argument("--vx_range", type=float, nargs=2, default=(-1.0, 1.0), help="forward command range [m/s]")
+    parser.add_argument("--vx_range", type=float, nargs=2, default=FORWARD_VX_RANGE, help="forward command range [m/s]")
     parser.add_argument("--vy_range", type=float, nargs=2, default=(0.0, 0.0), help="lateral command range [m/s]")
     parser.add_argument("--yaw_range", type=float, nargs=2, default=(0.0, 0.0), help="yaw-rate command range [rad/s]")
     parser.add_argument("--seed", type=int, default=0)

@@ -3,17 +3,20 @@
     .venv/bin/python scripts/experiments/evaluate_terrain.py --algo shac --checkpoint RUN/model_1000.pt \
         --num_envs 100 --out eval_terrain.json
 
-The ``-Play`` configuration of the rough task (hard contact, forward commands, every level at startup) on the
-terrain of ``--seed``; each env's first episode counts (``rl.evaluation.evaluate``), on the (level, type) it started
-on. The terrain keeps the generator's curriculum layout (a level per row, a type per column), which
-``terrain.curriculum`` also sets, so the curriculum stays on. ``scripts/deploy/sim2sim.py BUNDLE --sim mujoco
+The ``-Play`` configuration of the rough task (hard contact, Isaac Lab's omnidirectional and heading commands, every
+level at startup) on the terrain of ``--seed``; each env's first episode counts (``rl.evaluation.evaluate``), on the
+(level, type) it started on. The terrain keeps the generator's curriculum layout (a level per row, a type per column),
+which ``terrain.curriculum`` also sets, so the curriculum stays on. ``scripts/deploy/sim2sim.py BUNDLE --sim mujoco
 --terrain`` reports MuJoCo's in the same layout. ``--flat`` makes every sub-terrain a plane (Isaac Lab's
 ``MeshPlaneTerrainCfg``) on the same grid, with the same commands: what the policy does without the terrain.
-``--flatten_scan`` keeps the terrain and gives the policy a scan with every point at the mean of its env's scan (a
-flat ground at the mean height under the grid): the policy keeps its height over the ground and loses the terrain's
-shape, which measures how much it uses the shape. A fall is a base below ``min_base_height`` above the ground under
-it or tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes whose fall had the base tilted.
-``speed_profile``: every evaluated step's tracking by command speed (``rl.speed_profile``).
+``--flatten_scan`` keeps the terrain and gives the policy a scan with every point at the mean of its env's scan (a flat
+ground at the mean height under the grid): the policy keeps its height over the ground and loses the terrain's shape,
+which measures how much it uses the shape. A fall is a base below ``min_base_height`` above the ground under it or
+tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes whose fall had the base tilted.
+``--forward_commands`` gives every env the commands of ``sim2sim.py``'s MuJoCo episodes instead: a forward command
+uniform in ``FORWARD_VX_RANGE`` held over the episode, no lateral, yaw-rate or heading command, so ours and MuJoCo's
+tables of the same terrain compare the same kind of commands. ``speed_profile``: every evaluated step's tracking by
+command speed (``rl.speed_profile``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import os
 import torch
 from policy_env import add_policy_arguments, make_policy_env
 
+from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE
 from isaaclab_diffsim.rl.evaluation import evaluate
 from isaaclab_diffsim.terrains.grid_groups import terrain_groups
 
@@ -38,6 +42,14 @@ def flattened_scan_policy(policy, columns: slice):
         return policy(obs)
 
     return act
+
+
+def use_forward_commands(env_cfg) -> None:
+    """sim2sim's commands (:data:`FORWARD_VX_RANGE`) on ``env_cfg``: forward only, one per episode."""
+    c = env_cfg.commands
+    c.lin_vel_x, c.lin_vel_y, c.ang_vel_z = tuple(FORWARD_VX_RANGE), (0.0, 0.0), (0.0, 0.0)
+    c.heading_command, c.rel_standing_envs = False, 0.0
+    c.resampling_time_s = 2.0 * env_cfg.episode_length_s  # never within an episode: a timed-out one resets first
 
 
 class FirstEpisodeTilt:
@@ -67,6 +79,11 @@ def main():
         action="store_true",
         help="every height-scan point reads the mean of its env's scan: the policy without the terrain's shape",
     )
+    p.add_argument(
+        "--forward_commands",
+        action="store_true",
+        help="sim2sim.py's MuJoCo commands: forward only, uniform in FORWARD_VX_RANGE, one per episode",
+    )
     args = p.parse_args()
 
     def configure(env_cfg):
@@ -77,6 +94,8 @@ def main():
         env_cfg.seed = args.seed
         if args.flat:
             env_cfg.terrain.use_flat_ground()
+        if args.forward_commands:
+            use_forward_commands(env_cfg)
 
     env, policy, _ = make_policy_env(args, configure)
     if args.flatten_scan:
@@ -99,6 +118,7 @@ def main():
     out = {
         "checkpoint": os.path.abspath(args.checkpoint),
         "flatten_scan": args.flatten_scan,
+        "forward_commands": args.forward_commands,
         "summary": result.summary(),
         "tilted_fall_rate": float(tilted_falls.mean()),
         "groups": rows,

@@ -7,7 +7,7 @@ import os
 import pytest
 import terrain_levels
 import torch
-from evaluate_terrain import FirstEpisodeTilt, flattened_scan_policy
+from evaluate_terrain import FirstEpisodeTilt, flattened_scan_policy, use_forward_commands
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
@@ -15,6 +15,7 @@ from orchestration.jobs import Job
 from orchestration.recipe import fall_cause_jobs, play_overrides, terrain_eval, terrain_jobs, terrain_tables
 from orchestration.terrain_mujoco import mujoco_jobs, mujoco_table
 
+from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE
 from isaaclab_diffsim.experiments.terrain import (
     curriculum_table,
     level_record,
@@ -248,6 +249,13 @@ def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
         *argv[at + 2 :],
     ]
     assert set(flattened) == set(evals)
+    assert jobs["terrain_forward_commands"][("shac", 1)].argv == [
+        *argv[:at],
+        "--forward_commands",
+        "--out",
+        str(tmp_path / "shac" / "seed1" / "terrain_forward_commands" / "eval_terrain.json"),
+        *argv[at + 2 :],
+    ]
     assert evals[("ppo", 1)].argv[evals[("ppo", 1)].argv.index("--algo") + 1] == "ppo"
     assert set(flats) == set(evals)
     assert list(levels) == [("shac", 1)]  # rsl_rl's checkpoints hold no levels
@@ -278,6 +286,7 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
         (jobs["terrain"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(0.5, 0.3)}),
         (jobs["terrain_flat"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": flat_groups}),
         (jobs["terrain_flattened_scan"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": _groups(1, 0.6)}),
+        (jobs["terrain_forward_commands"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": flat_groups}),
         (levels[("shac", 1)], "terrain_levels.json", level_record([(50, 3200, torch.tensor([0, 1, 1, 1]), 2)])),
         (causes, "fall_causes.json", {"groups": {"all": cause_row | {"hanging_window_share_survivors": 0.05}}}),
     ):  # completed jobs (done.json with their command) are reused, not run
@@ -296,6 +305,8 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     assert "| flat ground | shac | 1 | 6 | 0.0 | - | 0.250 |" in per_terrain
     assert out["terrain"]["shac"]["flat ground"]["tracking error [m/s]"] == [0.25]
     assert "| flattened scan | shac | 1 | 6 | 100.0 | - | 0.567 |" in per_terrain
+    assert "| forward commands | shac | 1 | 6 | 0.0 | - | 0.250 |" in per_terrain
+    assert "`forward commands`" in per_terrain and "uniform in -1..1 m/s" in per_terrain
     assert "| shac | 1 | 50 | 0.00 | 0.75 | 25.0 | 75.0 |" in curriculum
     assert out["curriculum"] == {"shac seed 1": {"iteration": [50], "mean_level": [0.75]}}
     assert out["terrain"]["shac"]["level 10"]["falls [%]"] == [100.0]
@@ -400,6 +411,30 @@ def test_flattened_scan_policy_feeds_each_row_its_scan_mean():
     torch.testing.assert_close(seen[:, 3:9], before[:, 3:9].mean(dim=1, keepdim=True).expand(2, 6))
     assert torch.equal(seen[:, :3], before[:, :3]) and torch.equal(seen[:, 9:], before[:, 9:])
     assert torch.equal(obs, before)
+
+
+def test_forward_commands_are_sim2sims_held_over_each_episode():
+    """evaluate_terrain.py --forward_commands: forward commands uniform in sim2sim's range, no lateral, yaw-rate or
+    heading command, none standing, and an env's command changes only when its episode ends."""
+    from isaaclab_diffsim.tasks.direct.locomotion.velocity import DiffVelocityEnv, DiffVelocityEnvCfg
+
+    cfg = DiffVelocityEnvCfg(num_envs=64)
+    cfg.episode_length_s = 0.1  # 5 steps: the loop below crosses two time-outs
+    cfg.commands.resampling_time_s = 0.04  # every 2 steps, unless the episode holds its command
+    use_forward_commands(cfg)
+    env = DiffVelocityEnv(cfg)
+    env.reset(seed=3)
+    lo, hi = FORWARD_VX_RANGE
+    with torch.no_grad():
+        for _ in range(12):
+            before = env.commands.clone()
+            env.step(torch.zeros(64, 12))
+            ended = env.reset_time_outs | env.reset_terminated
+            assert torch.equal(env.commands[~ended], before[~ended])
+            assert torch.all(env.commands[:, 1:] == 0.0) and torch.all(env.commands[:, 0].abs() > 0)
+            assert torch.all((env.commands[:, 0] >= lo) & (env.commands[:, 0] <= hi))
+    assert not env.is_heading_env.any() and not env.is_standing_env.any()
+    assert env.commands[:, 0].min() < 0.5 * lo and env.commands[:, 0].max() > 0.5 * hi
 
 
 def test_first_episode_tilt_keeps_the_cause_of_each_envs_first_failure():

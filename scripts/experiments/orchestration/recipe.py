@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import os
 
+from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE
 from isaaclab_diffsim.experiments.fall_causes import fall_causes_table
 from isaaclab_diffsim.experiments.recipe import summarize
 from isaaclab_diffsim.experiments.terrain import (
     FLAT_GROUP,
     FLATTENED_SCAN_GROUP,
+    FORWARD_COMMANDS_GROUP,
     curriculum_table,
     speed_table,
     terrain_table,
@@ -158,6 +160,7 @@ TERRAIN_EVALUATIONS = (
     ("terrain", (), ""),
     ("terrain_flat", ("--flat",), FLAT_GROUP),
     ("terrain_flattened_scan", ("--flatten_scan",), FLATTENED_SCAN_GROUP),
+    ("terrain_forward_commands", ("--forward_commands",), FORWARD_COMMANDS_GROUP),
 )
 """evaluate_terrain.py's evaluations of each (run, seed): (folder, flags, the group of the per-terrain table that
 shows all its episodes; empty: the table's own groups)."""
@@ -264,7 +267,10 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
         "evaluations from before it was recorded). `all`: every episode. `flat ground`: the same "
         "envs and commands with every sub-terrain a plane (`evaluate_terrain.py --flat`). `flattened scan`: the "
         "same terrain with every height-scan point at the mean of its env's scan (`evaluate_terrain.py "
-        "--flatten_scan`): the policy without the terrain's shape.\n\n" + per_terrain,
+        "--flatten_scan`): the policy without the terrain's shape. `forward commands`: the same terrain and envs "
+        "with the commands of the MuJoCo episodes (`evaluate_terrain.py --forward_commands`: forward only, uniform "
+        f"in {FORWARD_VX_RANGE[0]:g}..{FORWARD_VX_RANGE[1]:g} m/s, one per episode), the row to read beside "
+        "MuJoCo's.\n\n" + per_terrain,
         "Terrain-level curriculum (`scripts/experiments/terrain_levels.py`, SHAC runs): the share of the "
         "training envs at each level [%] and their mean level, stored in the checkpoints; the first, the first "
         "at or after every 100 iterations, and the last.\n\n" + curriculum,

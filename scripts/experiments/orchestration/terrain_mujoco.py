@@ -68,7 +68,8 @@ def mujoco_table(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int
         f"{settings['seed']} --episodes {settings['mujoco_episodes']}`): each run's exported bundle through "
         "onnxruntime on the terrain of the per-terrain table above as a MuJoCo heightfield, the height scan from "
         f"MuJoCo's ray casts; {settings['mujoco_episodes']} episodes of 20 s per sub-terrain type and level, each "
-        "from its sub-terrain's origin with a forward command drawn from a fixed seed; every body collides. "
+        "from its sub-terrain's origin with a forward command drawn from a fixed seed (ours with such commands: the "
+        "per-terrain table's `forward commands` row); every body collides. "
         "`MuJoCo, feet only`: the same episodes with only the feet colliding, as in our task (`--feet_only`). A "
         "fall is judged as ours (base below 0.3 m over the ground under it, or tilted past 60 degrees); tilted "
         "falls are not recorded (`-`).\n\n" + table

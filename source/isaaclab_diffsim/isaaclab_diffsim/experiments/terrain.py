@@ -97,6 +97,10 @@ FLATTENED_SCAN_GROUP = "flattened scan"
 """The row of the evaluation with every height-scan point at its env's mean (``evaluate_terrain.py
 --flatten_scan``): the terrain without its shape in the observation."""
 
+FORWARD_COMMANDS_GROUP = "forward commands"
+"""The row of the evaluation with sim2sim's MuJoCo commands (``evaluate_terrain.py --forward_commands``): ours on
+the commands of the MuJoCo table."""
+
 
 def terrain_table(exp: dict, evals: dict, overall: dict[str, dict] | None = None) -> tuple[str, dict]:
     """Markdown table of ``evals`` ({(run, seed): evaluate_terrain.py's JSON}): a row per (group, run), all episodes
