@@ -47,7 +47,7 @@ def flattened_scan_policy(policy, columns: slice):
 def use_forward_commands(env_cfg) -> None:
     """sim2sim's commands (:data:`FORWARD_VX_RANGE`) on ``env_cfg``: forward only, one per episode."""
     c = env_cfg.commands
-    c.lin_vel_x, c.lin_vel_y, c.ang_vel_z = tuple(FORWARD_VX_RANGE), (0.0, 0.0), (0.0, 0.0)
+    c.lin_vel_x, c.lin_vel_y, c.ang_vel_z = FORWARD_VX_RANGE, (0.0, 0.0), (0.0, 0.0)
     c.heading_command, c.rel_standing_envs = False, 0.0
     c.resampling_time_s = 2.0 * env_cfg.episode_length_s  # never within an episode: a timed-out one resets first
 

@@ -23,26 +23,24 @@ class SpeedProfile:
         if len(bands) < 2 or any(not b > a for a, b in zip(bands, bands[1:])) or bands[0] != 0.0:
             raise ValueError(f"speed bands must start at 0 and increase, got {bands!r}")
         self.bands = tuple(float(b) for b in bands)
-        k = len(self.bands) - 1
-        self.steps = self.error = self.along = self.speed = torch.zeros(k, dtype=torch.float64)
+        self._edges = torch.tensor(self.bands[1:-1], dtype=torch.float64)
+        self._sums = torch.zeros(4, len(self.bands) - 1, dtype=torch.float64)  # steps, error, along, speed per band
 
     def add(self, command_xy: torch.Tensor, velocity_xy: torch.Tensor, mask: torch.Tensor) -> None:
         """Count the steps of the envs where ``mask``: commanded and achieved planar velocities (n, 2), base frame."""
         cmd, vel = command_xy[mask].double(), velocity_xy[mask].double()  # summed where they are: no host sync
+        if self._sums.device != cmd.device:
+            self._sums, self._edges = self._sums.to(cmd.device), self._edges.to(cmd.device)
         speed = cmd.norm(dim=1)
         along = torch.where(speed > 0.0, (cmd * vel).sum(dim=1) / speed.clamp_min(1e-12), 0.0)
-        edges = torch.tensor(self.bands[1:-1], dtype=torch.float64, device=cmd.device)
-        band = torch.bucketize(speed, edges, right=True)
-        k = len(self.bands) - 1
-        self.steps = self.steps.to(cmd.device) + torch.bincount(band, minlength=k).double()
-        self.error = self.error.to(cmd.device) + torch.bincount(band, weights=(cmd - vel).norm(dim=1), minlength=k)
-        self.along = self.along.to(cmd.device) + torch.bincount(band, weights=along, minlength=k)
-        self.speed = self.speed.to(cmd.device) + torch.bincount(band, weights=speed, minlength=k)
+        band = torch.bucketize(speed, self._edges, right=True)
+        terms = torch.stack([torch.ones_like(speed), (cmd - vel).norm(dim=1), along, speed])
+        self._sums.index_add_(1, band, terms)
 
     def rows(self) -> list[dict]:
         """Per band with steps: ``{"band": [lo, hi], "steps", "tracking_error", "speed_along_command",
         "command_speed"}`` (means over the band's steps; ``hi`` None for an open band)."""
-        steps, error, along, speed = (x.cpu().tolist() for x in (self.steps, self.error, self.along, self.speed))
+        steps, error, along, speed = self._sums.cpu().tolist()
         out = []
         for k, n in enumerate(steps):
             if n == 0.0:
