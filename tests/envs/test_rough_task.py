@@ -29,7 +29,9 @@ TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
 
 
 def small_terrain(cfg) -> None:
-    """A CPU-test-sized terrain: 3 levels x 6 columns, 2 m border."""
+    """A CPU-test-sized terrain: 3 levels x 6 columns, 2 m border, its rows ordered by difficulty (the curriculum
+    layout, which the task trains without: these tests place robots by level)."""
+    cfg.terrain.curriculum = True
     gen = cfg.terrain.generator
     gen.num_rows, gen.num_cols, gen.border_width = 3, 6, 2.0
 

@@ -265,6 +265,36 @@ def test_recipe_run_overrides_read_the_jobs_seed(tmp_path):
     assert run_overrides(exp, exp["runs"]["r"]) == ["agent.warm_start=a/seed{seed}/m.pt", "env.kp={seed}0.0"]
 
 
+def test_train_overrides_reach_the_training_runs_only(tmp_path):
+    """``train_overrides`` (a task's earlier defaults, pinned) come first in every training command, so that the
+    run's own overrides win, and never reach the evaluations; a malformed list is refused naming the field."""
+    from orchestration.context import ExperimentContext
+    from orchestration.recipe import play_overrides, training_jobs
+
+    exp = {
+        "name": "e",
+        "task": "T",
+        "seeds": [3],
+        "train_overrides": ["env.terrain.max_init_terrain_level=5", "env.kp=1.0"],
+        "base_overrides": ["env.rewards.termination_penalty=0.0"],
+        "runs": {"r": {"overrides": ["env.kp=2.0"]}},
+    }
+    size = {"device": "cpu", "num_envs": 2, "shac_iterations": 1}
+    ctx = ExperimentContext(REPO, str(tmp_path / "runs"), str(tmp_path / "out"), size)
+    argv = training_jobs(ctx, exp)[("r", 3)].argv
+    tail = argv[argv.index("env.terrain.max_init_terrain_level=5") :]
+    assert tail == [
+        "env.terrain.max_init_terrain_level=5",
+        "env.kp=1.0",
+        "env.rewards.termination_penalty=0.0",
+        "env.kp=2.0",
+    ]
+    assert play_overrides(exp, "r", 3) == ["env.rewards.termination_penalty=0.0", "env.kp=2.0"]
+    exp["train_overrides"] = "env.kp=1.0"
+    with pytest.raises(ValueError, match="train_overrides must be a list"):
+        training_jobs(ctx, exp)
+
+
 def test_gradient_horizon_table_reports_the_growth_per_robot():
     from isaaclab_diffsim.experiments.script_results import summary_table
 

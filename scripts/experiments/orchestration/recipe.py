@@ -1,6 +1,8 @@
 """A recipe study's jobs: SHAC runs that each change one factor from a baseline, evaluated as locomotion controllers.
 
-Every run trains with the experiment's ``base_overrides`` plus its own, on its seeds; its evaluation
+Every run trains with the experiment's ``train_overrides`` (training only: e.g. the task's defaults of the time an
+experiment ran, pinned so that it reproduces after they change), ``base_overrides`` and its own, on its seeds; its
+evaluation
 (``scripts/experiments/evaluate_locomotion.py``) runs in hard contact with the same ``env.*`` overrides but the
 events and commands (``env.events.*``, ``env.commands.*``: the -Play task's, no pushes or kicks, no standing
 envs) and reports tracking, falls, the gait measures and the drift under a zero command. A run may name its own
@@ -48,6 +50,14 @@ def run_overrides(exp: dict, spec: dict, seed: int | None = None) -> list[str]:
     """The experiment's ``base_overrides`` plus the run's; with ``seed``, every ``{seed}`` in them reads it."""
     overrides = [*exp.get("base_overrides", []), *spec.get("overrides", [])]
     return overrides if seed is None else [o.replace(SEED_FIELD, str(seed)) for o in overrides]
+
+
+def training_overrides(exp: dict, spec: dict, seed: int | None = None) -> list[str]:
+    """A run's training overrides: the experiment's ``train_overrides``, then :func:`run_overrides` (which win)."""
+    pinned = exp.get("train_overrides", [])
+    if not isinstance(pinned, (list, tuple)) or not all(isinstance(o, str) and "=" in o for o in pinned):
+        raise ValueError(f"train_overrides must be a list of key=value overrides, got {pinned!r}")
+    return [*pinned, *run_overrides(exp, spec, seed)]
 
 
 def run_algo(spec: dict) -> str:
@@ -115,7 +125,7 @@ def training_jobs(
                 num_envs=spec.get("num_envs", ctx.size["num_envs"]),
                 iterations=spec.get("iterations", ctx.size[f"{algo}_iterations"]),
                 device=ctx.size["device"],
-                overrides=with_first_stage(run_overrides(exp, spec, seed), first_stages or {}, seed),
+                overrides=with_first_stage(training_overrides(exp, spec, seed), first_stages or {}, seed),
             )
     return jobs
 
@@ -310,10 +320,12 @@ def run(ctx: ExperimentContext, exp: dict) -> dict:
     terrain = terrain_tables(ctx, exp, trained, settings) if settings is not None else {}
     terrain_text = terrain.pop("tables", [])
     base = " ".join(f"`{o}`" for o in exp.get("base_overrides", [])) or "none"
+    pinned = " ".join(f"`{o}`" for o in exp.get("train_overrides", []))
+    pinned = f" (in training also {pinned})" if pinned else ""
     result = {
         "tables": [
             f"Each run: SHAC (PPO where the factor says so) on `{exp['task']}` (or the run's task) with the base "
-            f"overrides {base} plus "
+            f"overrides {base}{pinned} plus "
             f"the run's factor, {ctx.size['shac_iterations']} iterations ({ctx.size['ppo_iterations']} for PPO) "
             "unless the factor says otherwise. Evaluated in hard contact: "
             f"return, tracking error and falls over the first episode of {ctx.size['eval_envs']} envs (play "

@@ -66,7 +66,7 @@ def checkpoint_runners(args: argparse.Namespace, script: str):
         try:
             yield path, runner, state
         finally:
-            runner.close()
+            close_runner(runner)
 
 
 def write_records(out: str | None, records: dict) -> None:
@@ -87,6 +87,13 @@ def config_differences(saved: dict, built: dict, prefix: str = "") -> list[str]:
         elif a != b and not (callable(b) and getattr(b, "__name__", None) == str(a).rsplit(":", 1)[-1]):
             out.append(f"{prefix}{key}")
     return out
+
+
+def close_runner(runner: ShacRunner) -> None:
+    """Close the runner and its env: the registered tasks build an Isaac Lab scene, one per process at a time, so the
+    next checkpoint's env can only be built once this one is closed."""
+    runner.close()
+    runner.env.close()
 
 
 def warm_up(runner: ShacRunner, steps: int) -> None:
@@ -121,7 +128,7 @@ def runner_from_checkpoint(
         if k not in IGNORED and not any(k == n or k.startswith(n + ".") for n in named)
     ]
     if diff:
-        runner.close()
+        close_runner(runner)
         raise ValueError(
             f"{path} was trained with another env config than {task} with these overrides: "
             f"{', '.join(diff[:8])}{' ...' if len(diff) > 8 else ''} (pass the run's overrides)"
