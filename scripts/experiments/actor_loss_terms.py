@@ -15,7 +15,9 @@ shares are taken against the sum of the parts. ``additivity_error`` per horizon:
 whole loss's|| / ||the whole's||, the rounding of the sum (the replays are bitwise). Terms that are 0 throughout
 (weight 0) and the termination penalty (constant per failure) have no part. The per-env action-gradient clip
 (``agent.algorithm.env_action_grad_clip``) is not linear, so the parts would not add up under it: pass
-``agent.algorithm.env_action_grad_clip=null``.
+``agent.algorithm.env_action_grad_clip=null``. ``--reference_term TERM`` also projects every part's gradient (the
+whole first layer) on TERM's (``isaaclab_diffsim.experiments.loss_terms.alignment``): e.g. which parts hold back
+the tracking term, ``--reference_term track_lin_vel_xy_l2``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from isaaclab_diffsim.diagnostics.checkpoint_runner import (
     parse_checkpoint_args,
     write_records,
 )
-from isaaclab_diffsim.experiments.loss_terms import VALUES, RewardTermRecorder, gradient_split, term_losses
+from isaaclab_diffsim.experiments.loss_terms import VALUES, RewardTermRecorder, alignment, gradient_split, term_losses
 from isaaclab_diffsim.experiments.scan_weights import input_groups
 from isaaclab_diffsim.rl.shac.capture import restore_snapshot, take_snapshot
 
@@ -41,7 +43,9 @@ from a snapshot is bitwise (a difference means a state the snapshot does not res
 
 
 def parse_args(argv=None):
-    return parse_checkpoint_args(checkpoint_parser(__doc__, TASK, 4), argv)
+    parser = checkpoint_parser(__doc__, TASK, 4)
+    parser.add_argument("--reference_term", default=None, help="a reward term: every part projected on its gradient")
+    return parse_checkpoint_args(parser, argv)
 
 
 def rollout_part(runner, obs: torch.Tensor, part: str | None) -> tuple[torch.Tensor, float, list[str]]:
@@ -129,6 +133,17 @@ def main(argv=None) -> dict:
                 print(
                     f"[loss_terms]   {name:28s} share {p['share']:+8.3f}  cosine {p['cosine']:+.3f}  "
                     f"|G_k| {p['norm']:.3g}  radial {p['radial']:+.3g}"
+                )
+        if args.reference_term is not None:
+            try:
+                aligned = alignment(summed, args.reference_term)
+            except KeyError as err:
+                raise SystemExit(f"actor_loss_terms.py: --reference_term: {err.args[0]}") from None
+            records[path]["along_" + args.reference_term] = aligned
+            for name, a in sorted(aligned.items(), key=lambda kv: kv[1]["along"]):
+                print(
+                    f"[loss_terms] {path} along {args.reference_term}: {name:28s} {a['along']:+.4g}  "
+                    f"cosine {a['cosine']:+.3f}"
                 )
     write_records(args.out, records)
     return records

@@ -71,7 +71,9 @@ def test_actor_gradient_snr_script(tmp_path, tiny_checkpoint):
 def test_actor_loss_terms_script(tmp_path, tiny_checkpoint):
     ckpt, out = tiny_checkpoint, tmp_path / "terms.json"
     base = [sys.executable, str(TERMS_SCRIPT), ckpt, ckpt, "--task", TASK, "--horizons", "2", *OVERRIDES]
-    proc = subprocess.run([*base, "--out", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [*base, "--out", str(out), "--reference_term", "action_rate_l2"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("scan: |G|") == 2  # the first checkpoint's env (an Isaac Lab scene) closed for the next
     rec = json.loads(out.read_text())[ckpt]
@@ -84,6 +86,12 @@ def test_actor_loss_terms_script(tmp_path, tiny_checkpoint):
         assert all(-1.0 - 1e-9 <= p["cosine"] <= 1.0 + 1e-9 and p["norm"] >= 0.0 for p in parts.values())
     assert len(rec["additivity_error"]) == 2 and all(0.0 <= e < 1e-3 for e in rec["additivity_error"])
     assert "scan: |G|" in proc.stdout
+    aligned = rec["along_action_rate_l2"]
+    assert aligned["action_rate_l2"]["cosine"] == pytest.approx(1.0)
+    assert sum(a["along"] for k, a in aligned.items() if k != "whole") == pytest.approx(aligned["whole"]["along"])
+
+    proc = subprocess.run([*base, "--reference_term", "speed"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "no part 'speed'" in proc.stderr
 
     proc = subprocess.run([*base, "agent.algorithm.env_action_grad_clip=10"], capture_output=True, text=True)
     assert proc.returncode != 0 and "env_action_grad_clip=null" in proc.stderr

@@ -8,6 +8,7 @@ from helpers.shac import make_runner
 
 from isaaclab_diffsim.experiments.loss_terms import (
     RewardTermRecorder,
+    alignment,
     gradient_split,
     reward_coefficients,
     term_losses,
@@ -98,3 +99,18 @@ def test_reward_term_recorder_collects_terms_and_done_flags_and_restores_the_met
     assert [sorted(t) for t in rec.terms] == [["a", "b"]] and len(alg.seen) == 1
     assert rec.done[0].tolist() == [True, True] and rec.rewards[0].tolist() == [1.5, 2.0]
     assert "_get_rewards" not in vars(env) and "process_env_step" not in vars(alg)
+
+
+def test_alignment_against_hand_values():
+    parts = {
+        "track": torch.tensor([[3.0, 4.0]]),
+        "brake": torch.tensor([[-3.0, 0.0]]),
+        "side": torch.tensor([[4.0, -3.0]]),
+    }
+    out = alignment(parts, "track")  # unit direction (0.6, 0.8)
+    assert out["track"] == pytest.approx({"along": 5.0, "cosine": 1.0})
+    assert out["brake"] == pytest.approx({"along": -1.8, "cosine": -0.6})
+    assert out["side"] == pytest.approx({"along": 0.0, "cosine": 0.0}, abs=1e-12)
+    assert out["whole"]["along"] == pytest.approx(5.0 - 1.8)  # the parts' projections add up
+    with pytest.raises(KeyError, match="no part 'speed'"):
+        alignment(parts, "speed")

@@ -115,3 +115,22 @@ def gradient_split(parts: dict[str, torch.Tensor], weight: torch.Tensor, groups:
             }
         out[group] = {"norm": g2**0.5, "weight_norm": wn, "parts": rec}
     return out
+
+
+def alignment(parts: dict[str, torch.Tensor], reference: str) -> dict:
+    """Each part's gradient (all of the first layer) projected on the ``reference`` part's direction: ``along``,
+    <G_k, G_ref> / ||G_ref|| (negative: a step down G_k undoes the reference's step; the parts' values add up to
+    the whole gradient's), and ``cosine``. Which parts hold back what one reward term asks for, e.g. the tracking
+    term: at a converged policy the whole is about 0 along it, so the parts against it are what balance it.
+    KeyError naming the parts for an unknown ``reference``."""
+    if reference not in parts:
+        raise KeyError(f"alignment: no part {reference!r} (parts: {sorted(parts)})")
+    ref = parts[reference].double().flatten()
+    rn = float(ref.norm())
+    out = {}
+    for name, grad in [*parts.items(), ("whole", sum(parts.values()))]:
+        g = grad.double().flatten()
+        along = float(g @ ref) / rn if rn > 0 else 0.0
+        gn = float(g.norm())
+        out[name] = {"along": along, "cosine": along / gn if gn > 0 else 0.0}
+    return out
