@@ -18,8 +18,8 @@ class AnymalCRoughDiffEnvCfg(AnymalCFlatDiffEnvCfg):
     - ``terrain``: Isaac Lab's ``ROUGH_TERRAINS_CFG`` (stairs up and down, boxes, random rough, slopes up and down)
       on Isaac Lab's 10 levels x 20 columns, generated with the env's seed, as a static mesh collider; no terrain
       curriculum (each sub-terrain draws its difficulty uniformly, as the ``-Play`` evaluation sees them) and envs
-      start on every row (``curriculum=True``, ``max_init_terrain_level=5``: Isaac Lab's ``terrain_levels_vel``
-      curriculum, which sent the training envs down to the easy rows);
+      start on every row; Isaac Lab's ``terrain_levels_vel`` curriculum from levels 0-5 (``curriculum=True``,
+      ``max_init_terrain_level=5``) sent the training envs down to the easy rows;
     - ``height_scan``: Isaac Lab's 1.6 x 1.0 m grid at 0.1 m (187 points) appended to the observation;
     - ``rewards.termination_penalty``: -100 per failure (about 1.5 times the discounted value a fall loses), the
       reason SHAC's critic gives the actor to avoid falls it has no gradient for;

@@ -39,7 +39,7 @@ class AnymalCRoughShacRunnerCfg(AnymalCFlatShacRunnerCfg):
     terrain from that policy (12.3 M samples), each env's action gradient clipped at every step to 10 times the
     median over the envs (``algorithm.env_action_grad_clip``). From fresh networks the rough task learned to stand,
     not to step; with 500 terrain iterations and no clip it fell in 24-30 % of the -Play episodes, with these
-    settings 11-12 % (docs/results.md "rough_terrain_iterations")."""
+    settings 11-14 % on seeds 80, 81 and 613 (docs/results.md "rough_terrain_iterations", CHANGELOG)."""
 
     experiment_name: str = "anymal_c_rough_diffsim"
     max_iterations: int = 1000
