@@ -17,7 +17,8 @@ whole loss's|| / ||the whole's||, the rounding of the sum (the replays are bitwi
 (``agent.algorithm.env_action_grad_clip``) is not linear, so the parts would not add up under it: pass
 ``agent.algorithm.env_action_grad_clip=null``. ``--reference_term TERM`` also projects every part's gradient (the
 whole first layer) on TERM's (``isaaclab_diffsim.experiments.loss_terms.alignment``): e.g. which parts hold back
-the tracking term, ``--reference_term track_lin_vel_xy_l2``.
+the tracking term, ``--reference_term track_lin_vel_xy_l2``; the same within each horizon, with its median over the
+horizons, which one exploding horizon does not decide (``loss_terms.alignment_per_horizon``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ from isaaclab_diffsim.diagnostics.checkpoint_runner import (
     parse_checkpoint_args,
     write_records,
 )
-from isaaclab_diffsim.experiments.loss_terms import VALUES, RewardTermRecorder, alignment, gradient_split, term_losses
+from isaaclab_diffsim.experiments.loss_terms import (
+    VALUES,
+    RewardTermRecorder,
+    alignment,
+    alignment_per_horizon,
+    gradient_split,
+    term_losses,
+)
 from isaaclab_diffsim.experiments.scan_weights import input_groups
 from isaaclab_diffsim.rl.shac.capture import restore_snapshot, take_snapshot
 
@@ -102,12 +110,14 @@ def main(argv=None) -> dict:
                 "(pass agent.algorithm.env_action_grad_clip=null)"
             )
         groups = input_groups(state["env_cfg"], runner.env.num_obs)
-        summed, losses, errors = None, [], []
+        summed, losses, errors, each = None, [], [], []
         for h in range(args.horizons):
             t0 = time.perf_counter()
             grads, loss, error = horizon_part_gradients(runner)
             losses.append(loss)
             errors.append(error)
+            if args.reference_term is not None:
+                each.append({name: g.clone() for name, g in grads.items()})
             if summed is None:
                 summed = grads
             else:
@@ -139,11 +149,14 @@ def main(argv=None) -> dict:
                 aligned = alignment(summed, args.reference_term)
             except KeyError as err:
                 raise SystemExit(f"actor_loss_terms.py: --reference_term: {err.args[0]}") from None
+            typical = alignment_per_horizon(each, args.reference_term)
             records[path]["along_" + args.reference_term] = aligned
+            records[path]["along_" + args.reference_term + "_per_horizon"] = typical
             for name, a in sorted(aligned.items(), key=lambda kv: kv[1]["along"]):
                 print(
                     f"[loss_terms] {path} along {args.reference_term}: {name:28s} {a['along']:+.4g}  "
-                    f"cosine {a['cosine']:+.3f}"
+                    f"cosine {a['cosine']:+.3f}  per horizon: median {typical[name]['median']:+.4g}, "
+                    f"against in {typical[name]['against']:.0%}"
                 )
     write_records(args.out, records)
     return records

@@ -89,6 +89,9 @@ def test_actor_loss_terms_script(tmp_path, tiny_checkpoint):
     aligned = rec["along_action_rate_l2"]
     assert aligned["action_rate_l2"]["cosine"] == pytest.approx(1.0)
     assert sum(a["along"] for k, a in aligned.items() if k != "whole") == pytest.approx(aligned["whole"]["along"])
+    typical = rec["along_action_rate_l2_per_horizon"]
+    assert set(typical) == set(aligned) and all(len(a["per_horizon"]) == 2 for a in typical.values())
+    assert all(v > 0 for v in typical["action_rate_l2"]["per_horizon"])  # each horizon's own term along itself
 
     proc = subprocess.run([*base, "--reference_term", "speed"], capture_output=True, text=True)
     assert proc.returncode != 0 and "no part 'speed'" in proc.stderr

@@ -9,6 +9,7 @@ from helpers.shac import make_runner
 from isaaclab_diffsim.experiments.loss_terms import (
     RewardTermRecorder,
     alignment,
+    alignment_per_horizon,
     gradient_split,
     reward_coefficients,
     term_losses,
@@ -114,3 +115,19 @@ def test_alignment_against_hand_values():
     assert out["whole"]["along"] == pytest.approx(5.0 - 1.8)  # the parts' projections add up
     with pytest.raises(KeyError, match="no part 'speed'"):
         alignment(parts, "speed")
+
+
+def test_alignment_per_horizon_is_not_decided_by_one_exploding_horizon():
+    def horizon(brake: float) -> dict:
+        return {"track": torch.tensor([[1.0, 0.0]]), "brake": torch.tensor([[brake, 2.0]])}
+
+    horizons = [horizon(-0.5), horizon(-0.3), horizon(1000.0)]  # the last one explodes along the tracking term
+    summed = {k: sum(h[k] for h in horizons) for k in ("track", "brake")}
+    assert alignment(summed, "track")["brake"]["along"] > 0  # the sum says the brake helps tracking
+    out = alignment_per_horizon(horizons, "track")
+    assert out["brake"]["per_horizon"] == pytest.approx([-0.5, -0.3, 1000.0])
+    assert out["brake"]["median"] == pytest.approx(-0.3) and out["brake"]["against"] == pytest.approx(2 / 3)
+    assert out["track"]["median"] == pytest.approx(1.0) and out["track"]["against"] == 0.0
+    assert out["whole"]["per_horizon"] == pytest.approx([0.5, 0.7, 1001.0])
+    with pytest.raises(ValueError, match="no horizons"):
+        alignment_per_horizon([], "track")

@@ -134,3 +134,22 @@ def alignment(parts: dict[str, torch.Tensor], reference: str) -> dict:
         gn = float(g.norm())
         out[name] = {"along": along, "cosine": along / gn if gn > 0 else 0.0}
     return out
+
+
+def alignment_per_horizon(horizons: list[dict[str, torch.Tensor]], reference: str) -> dict:
+    """:func:`alignment` within each horizon (each part on that horizon's ``reference`` gradient), summarised per
+    part over the horizons: ``per_horizon`` (its ``along`` in each), ``median`` and ``against`` (the share of the
+    horizons where it is negative). One horizon whose gradient explodes through contact (norms 100-1000 times the
+    others') decides the projection of the summed gradients; the median over the horizons is not moved by it."""
+    if not horizons:
+        raise ValueError("alignment_per_horizon: no horizons")
+    each = [alignment(parts, reference) for parts in horizons]
+    out = {}
+    for name in each[0]:
+        along = [a[name]["along"] if name in a else 0.0 for a in each]
+        out[name] = {
+            "per_horizon": along,
+            "median": float(torch.tensor(along, dtype=torch.float64).median()),
+            "against": sum(v < 0 for v in along) / len(along),
+        }
+    return out
