@@ -129,5 +129,8 @@ def test_alignment_per_horizon_is_not_decided_by_one_exploding_horizon():
     assert out["brake"]["median"] == pytest.approx(-0.3) and out["brake"]["against"] == pytest.approx(2 / 3)
     assert out["track"]["median"] == pytest.approx(1.0) and out["track"]["against"] == 0.0
     assert out["whole"]["per_horizon"] == pytest.approx([0.5, 0.7, 1001.0])
+    late = alignment_per_horizon([horizon(-0.5), {**horizon(-0.3), "lift": torch.tensor([[-2.0, 0.0]])}], "track")
+    assert late["lift"]["per_horizon"] == pytest.approx([0.0, -2.0])  # a part live in a later horizon only
+    assert late["brake"]["median"] == pytest.approx(-0.5)  # the lower middle of an even count
     with pytest.raises(ValueError, match="no horizons"):
         alignment_per_horizon([], "track")

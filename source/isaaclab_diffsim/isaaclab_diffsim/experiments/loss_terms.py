@@ -138,14 +138,15 @@ def alignment(parts: dict[str, torch.Tensor], reference: str) -> dict:
 
 def alignment_per_horizon(horizons: list[dict[str, torch.Tensor]], reference: str) -> dict:
     """:func:`alignment` within each horizon (each part on that horizon's ``reference`` gradient), summarised per
-    part over the horizons: ``per_horizon`` (its ``along`` in each), ``median`` and ``against`` (the share of the
-    horizons where it is negative). One horizon whose gradient explodes through contact (norms 100-1000 times the
-    others') decides the projection of the summed gradients; the median over the horizons is not moved by it."""
+    part over the horizons: ``per_horizon`` (its ``along`` in each, 0 where the part is absent), ``median`` (torch's:
+    the lower middle value for an even count) and ``against`` (the share of the horizons where it is negative). One
+    horizon whose gradient explodes through contact (norms 100-1000 times the others') decides the projection of the
+    summed gradients; the median over the horizons is not moved by it."""
     if not horizons:
         raise ValueError("alignment_per_horizon: no horizons")
     each = [alignment(parts, reference) for parts in horizons]
     out = {}
-    for name in each[0]:
+    for name in dict.fromkeys(k for a in each for k in a):
         along = [a[name]["along"] if name in a else 0.0 for a in each]
         out[name] = {
             "per_horizon": along,
