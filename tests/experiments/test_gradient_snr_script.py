@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TASK = "DiffSim-Velocity-Rough-AnymalC-Direct"
 SCRIPT = ROOT / "scripts" / "experiments" / "actor_gradient_snr.py"
 TERMS_SCRIPT = ROOT / "scripts" / "experiments" / "actor_loss_terms.py"
+LR_SCRIPT = ROOT / "scripts" / "experiments" / "likelihood_ratio_gradient.py"
 OVERRIDES = [a for a in TINY_SHAC if "=" in a] + [
     "env.terrain.generator.num_rows=3",
     "env.terrain.generator.num_cols=6",
@@ -119,3 +120,23 @@ def test_termination_recorder_collects_the_envs_that_terminated_and_restores_the
         env.step(2)
     assert fell.mask.tolist() == [False, True, False, False] and env.calls == 3
     assert "step" not in vars(env)  # the class's step again
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_likelihood_ratio_gradient_script(tmp_path, tiny_checkpoint):
+    ckpt, out = tiny_checkpoint, tmp_path / "lr.json"
+    base = [sys.executable, str(LR_SCRIPT), ckpt, "--task", TASK, "--horizons", "3", *OVERRIDES]
+    proc = subprocess.run([*base, "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rec = json.loads(out.read_text())[ckpt]
+    assert rec["num_envs"] == 4 and rec["horizons"] == 3 and set(rec) == {"num_envs", "horizons", "all", "scan"}
+    for group in ("all", "scan"):
+        r = rec[group]
+        assert r["first"]["mean_norm"] > 0 and r["second"]["mean_norm"] > 0 and r["norm_ratio"] > 0
+        assert len(r["cosine_per_horizon"]) == 3 and all(-1 <= c <= 1 for c in r["cosine_per_horizon"])
+        for key in ("first", "second"):
+            assert -1 <= r[key]["consistency"] <= 1 and 0 <= r[key]["sum_ratio"] <= 3**0.5 + 1e-9
+    assert "all: likelihood ratio" in proc.stdout
+    proc = subprocess.run([*base, "agent.algorithm.likelihood_ratio_coef=0.0"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "likelihood_ratio_coef must be positive" in proc.stderr

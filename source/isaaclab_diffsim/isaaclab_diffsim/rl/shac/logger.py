@@ -155,6 +155,8 @@ class ShacLogger:
         out.append(("Loss/actor", stats["actor_loss"], it))
         if stats["critic_loss"] is not None:  # None: no critic fit reported yet (it runs beside the next rollout)
             out.append(("Loss/critic", stats["critic_loss"], it))
+        if "likelihood_ratio_loss" in stats:  # only with algorithm.likelihood_ratio_coef > 0
+            out.append(("Loss/likelihood_ratio", stats["likelihood_ratio_loss"], it))
         for tag, key in (
             ("grad_norm", "grad_norm"),
             ("mean_std", "mean_std"),

@@ -31,6 +31,7 @@ import torch
 
 from .. import distributed
 from .critic_fit import CriticFitWorker
+from .likelihood_ratio import likelihood_ratio_loss, td_lambda_advantages
 from .modules import RunningObsNormalizer, ShacInferencePolicy, build_mlp
 from .resolve import resolve_class
 from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
@@ -126,6 +127,13 @@ class SHAC:
         self.rew_buf = torch.zeros(h, n, device=self.device)
         self.done_buf = torch.zeros(h, n, device=self.device)
         self.next_value_buf = torch.zeros(h, n, device=self.device)
+        self.lr_coef = float(cfg.likelihood_ratio_coef)
+        if self.lr_coef > 0 and not callable(getattr(self.policy, "sample", None)):
+            raise ValueError(
+                f"algorithm.likelihood_ratio_coef={self.lr_coef}: the policy class {policy_cfg.class_name} has no"
+                " sample(obs) -> (action, noise) method"
+            )
+        self.noise_buf = torch.zeros(h, n, num_actions, device=self.device) if self.lr_coef > 0 else None
         self._step = 0
         self._actor_loss_sum: torch.Tensor | None = None
         self._norm_pending: list[torch.Tensor] = []
@@ -192,7 +200,11 @@ class SHAC:
         obs_n = self.normalize(obs.to(self.device))
         with torch.no_grad():
             self.obs_buf[self._step] = obs_n
-        actions = self.policy.act(obs_n, deterministic)
+        if self.noise_buf is not None and not deterministic:
+            actions, noise = self.policy.sample(obs_n)
+            self.noise_buf[self._step] = noise.detach()
+        else:
+            actions = self.policy.act(obs_n, deterministic)
         ratio = self.cfg.env_action_grad_clip
         if ratio is not None and actions.requires_grad:
             actions.register_hook(lambda g: clip_env_rows(g, float(ratio)))
@@ -389,6 +401,9 @@ class SHAC:
         """Backpropagate the horizon's actor loss and step the actor, unless the loss or the gradient is bad."""
         loss = self.actor_loss
         self._actor_loss_sum = None
+        lr_loss = self._likelihood_ratio_loss() if self.noise_buf is not None else None
+        if lr_loss is not None:
+            loss = loss + self.lr_coef * lr_loss
         params = self.policy.actor_parameters()
         self.actor_optimizer.zero_grad(set_to_none=True)
         local_ok = _is_finite(loss.detach())
@@ -398,7 +413,9 @@ class SHAC:
         loss_value = distributed.average_gradients(params, _loss_or_nan(loss, local_ok))
         actor_loss = float(loss_value)
         grad_norm, actor_skipped, exploding = self._clip_and_step_actor(params, loss_value)
+        extra = {"likelihood_ratio_loss": float(lr_loss.detach())} if lr_loss is not None else {}
         return {
+            **extra,
             "actor_loss": actor_loss,
             "grad_norm": grad_norm,
             "backward_time": backward_time,
@@ -406,6 +423,16 @@ class SHAC:
             "exploding_skipped": float(exploding),
             "exploding_count": float(self.exploding_count),
         }
+
+    def _likelihood_ratio_loss(self) -> torch.Tensor:
+        """The horizon's likelihood-ratio term (:mod:`.likelihood_ratio`) on the stored normalised observations and
+        noise, with the TD(lambda) advantages against the target critic; its graph reaches only the actor mean."""
+        obs = self.obs_buf.reshape(-1, self.num_obs)
+        with torch.no_grad():
+            values = self.target_critic(obs).squeeze(-1).reshape(self.horizon, self.num_envs)
+            adv = td_lambda_advantages(self.compute_target_values(), values).reshape(-1)
+        mean = self.policy.actor(obs)
+        return likelihood_ratio_loss(mean, self.noise_buf.reshape(mean.shape), self.policy.std, adv)
 
     def _timed_backward(self, loss: torch.Tensor) -> float:
         """``loss.backward()`` (through the physics); returns its seconds."""

@@ -57,6 +57,7 @@ _ALGORITHM_RULES = {
     "betas": sequence(in_range(0, 1, high_open=True), length=2),
     "max_actor_grad_norm": optional(positive),
     "env_action_grad_clip": optional(positive),
+    "likelihood_ratio_coef": non_negative,
     "critic_iterations": integer(1),
     "num_critic_minibatches": integer(1),
     "target_critic_alpha": in_range(0, 1),
@@ -218,6 +219,13 @@ class ShacAlgorithmCfg:
     the values of its done and last states, which it then evaluates at the horizon's end, once the fit is in: the same
     numbers in the same order, so training is bitwise the non-overlapped one. The fit's statistics (``critic_loss``,
     ``critic_skipped``) are reported one iteration late."""
+
+    likelihood_ratio_coef: float = 0.0
+    """Weight of a likelihood-ratio (score-function) policy-gradient term added to the actor loss (0: off; SHAC has
+    none): each step's action mean is pushed along its sampled noise in proportion to the step's TD(lambda)
+    advantage (:mod:`.likelihood_ratio`). It sees what the smoothed dynamics do not differentiate, such as a fall
+    off a step edge; at 1 it is a second estimate of the same horizon objective's gradient, added to SHAC's. The
+    policy class needs a ``sample(obs) -> (action, noise)`` method."""
 
     value_gradient: bool = True
     """Backpropagate the actor loss through the critic's value of the horizon's last state (SHAC: True).

@@ -40,9 +40,17 @@ class ShacActorCritic(nn.Module):
 
     def act(self, obs_n: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
         """Action for the env from normalised obs: squash(mean + std * eps) (reparameterised) or squash(mean)."""
+        if not deterministic:
+            return self.sample(obs_n)[0]
         mu = self.actor(obs_n)
-        a = mu if deterministic else mu + self.std * torch.randn_like(mu)
-        return torch.tanh(a) if self.squash_actions else a
+        return torch.tanh(mu) if self.squash_actions else mu
+
+    def sample(self, obs_n: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(squash(mean + std * eps), eps): a reparameterised action and the standard-normal noise it was drawn with."""
+        mu = self.actor(obs_n)
+        eps = torch.randn_like(mu)
+        a = mu + self.std * eps
+        return (torch.tanh(a) if self.squash_actions else a), eps
 
     def evaluate(self, obs_n: torch.Tensor) -> torch.Tensor:
         return self.critic(obs_n).squeeze(-1)
