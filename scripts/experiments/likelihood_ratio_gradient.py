@@ -46,7 +46,7 @@ def horizon_gradients(runner) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     try:
         runner._rollout(update_normalizer=False, bookkeeping=False)
         shac = torch.autograd.grad(alg.actor_loss, params)
-        ratio = torch.autograd.grad(alg._likelihood_ratio_loss(), params)
+        ratio = torch.autograd.grad(alg.likelihood_ratio_term(), params)
     finally:
         alg.abort_horizon()
     return [g.detach() for g in shac], [g.detach() for g in ratio]

@@ -94,7 +94,7 @@ def test_term_uses_the_td_lambda_advantage_against_the_target_critic():
         noise = alg.noise_buf.reshape(-1, alg.num_actions)
         expected = -(adv * noise / alg.policy.std).mean(0)
     alg.policy.zero_grad(set_to_none=True)
-    alg._likelihood_ratio_loss().backward()
+    alg.likelihood_ratio_term().backward()
     bias = alg.policy.actor[-1].bias
     torch.testing.assert_close(bias.grad, expected)
     assert alg.policy.log_std.grad is None

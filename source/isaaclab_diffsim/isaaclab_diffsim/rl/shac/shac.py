@@ -401,7 +401,7 @@ class SHAC:
         """Backpropagate the horizon's actor loss and step the actor, unless the loss or the gradient is bad."""
         loss = self.actor_loss
         self._actor_loss_sum = None
-        lr_loss = self._likelihood_ratio_loss() if self.noise_buf is not None else None
+        lr_loss = self.likelihood_ratio_term() if self.noise_buf is not None else None
         if lr_loss is not None:
             loss = loss + self.lr_coef * lr_loss
         params = self.policy.actor_parameters()
@@ -424,9 +424,10 @@ class SHAC:
             "exploding_count": float(self.exploding_count),
         }
 
-    def _likelihood_ratio_loss(self) -> torch.Tensor:
-        """The horizon's likelihood-ratio term (:mod:`.likelihood_ratio`) on the stored normalised observations and
-        noise, with the TD(lambda) advantages against the target critic; its graph reaches only the actor mean."""
+    def likelihood_ratio_term(self) -> torch.Tensor:
+        """The rolled-out horizon's likelihood-ratio term (:mod:`.likelihood_ratio`, unweighted) on the stored
+        normalised observations and noise (kept when ``likelihood_ratio_coef`` > 0), with the TD(lambda) advantages
+        against the target critic; its graph reaches only the actor mean."""
         obs = self.obs_buf.reshape(-1, self.num_obs)
         with torch.no_grad():
             values = self.target_critic(obs).squeeze(-1).reshape(self.horizon, self.num_envs)
