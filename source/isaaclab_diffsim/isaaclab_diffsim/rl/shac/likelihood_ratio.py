@@ -17,12 +17,6 @@ from __future__ import annotations
 import torch
 
 
-@torch.no_grad()
-def td_lambda_advantages(targets: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    """``targets - values`` (horizon x envs): the TD(lambda) advantage of each step's action."""
-    return targets - values
-
-
 def likelihood_ratio_loss(
     mean: torch.Tensor, noise: torch.Tensor, std: torch.Tensor, advantages: torch.Tensor
 ) -> torch.Tensor:

@@ -31,7 +31,7 @@ import torch
 
 from .. import distributed
 from .critic_fit import CriticFitWorker
-from .likelihood_ratio import likelihood_ratio_loss, td_lambda_advantages
+from .likelihood_ratio import likelihood_ratio_loss
 from .modules import RunningObsNormalizer, ShacInferencePolicy, build_mlp
 from .resolve import resolve_class
 from .shac_cfg import ShacActorCriticCfg, ShacAlgorithmCfg
@@ -431,7 +431,7 @@ class SHAC:
         obs = self.obs_buf.reshape(-1, self.num_obs)
         with torch.no_grad():
             values = self.target_critic(obs).squeeze(-1).reshape(self.horizon, self.num_envs)
-            adv = td_lambda_advantages(self.compute_target_values(), values).reshape(-1)
+            adv = (self.compute_target_values() - values).reshape(-1)  # TD(lambda) advantages
         mean = self.policy.actor(obs)
         return likelihood_ratio_loss(mean, self.noise_buf.reshape(mean.shape), self.policy.std, adv)
 
