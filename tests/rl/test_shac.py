@@ -495,6 +495,43 @@ def test_critic_fit_process_outlives_signals_to_the_process_group(tmp_path):
     assert not proc.is_alive()
 
 
+_FORK_AFTER_OPENMP = """
+import torch
+from helpers.shac import make_runner
+torch.set_num_threads(2)
+torch.randn(512, 512) @ torch.randn(512, 512)  # the parent's OpenMP pool is up before the fork
+env, runner = make_runner(seed=3)
+runner.learn(2)
+runner.close()
+print("fitted", runner.current_learning_iteration)
+"""
+
+
+def test_critic_fit_process_works_after_the_parent_used_several_threads():
+    """A parent running torch on several intra-op threads (torch's default) forks a worker whose fit finishes: GNU
+    OpenMP's pool does not survive a fork, so a worker that inherited the parent's thread count would wait forever."""
+    import subprocess
+    import sys
+
+    helpers = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _FORK_AFTER_OPENMP],
+        cwd=helpers,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the worker too
+        proc.communicate()
+        pytest.fail("the critic fit worker hung after a fork from a parent with 2 torch threads")
+    assert proc.returncode == 0, out
+    assert "fitted 2" in out
+
+
 def test_critic_fit_process_reports_a_failure():
     """An exception inside the worker process reaches the caller with the worker's traceback."""
     env, runner = make_runner(seed=3)

@@ -10,8 +10,9 @@ pipe. The worker owns the live critic optimiser:
 :meth:`CriticFitProcess.optimizer_state` returns its state (checkpoints), and a parent that loads another state
 closes the worker, whose successor forks from the loaded one.
 
-The worker runs the parent's own ``_fit_critic`` on the same tensors with the same torch thread count, so the
-update is bitwise the in-thread one (``tests/rl/test_shac.py``).
+The worker runs the parent's own ``_fit_critic`` on the same tensors with one torch thread (a forked child cannot
+use the parent's OpenMP pool), so the update is bitwise the in-thread one when the parent runs one thread too, as
+``scripts/train.py`` does by default (``tests/rl/test_shac.py``); a parent on more threads gets the one-thread fit.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def _serve(alg, conn, obs, tgt, perms, parent: int) -> None:
     # still need this worker to save a checkpoint (the worker ends when the parent closes the pipe or is gone)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # GNU OpenMP's thread pool does not survive a fork: a parallel region in the child waits for the parent's
+    # threads forever. One intra-op thread runs every op inline (as torch's DataLoader workers do).
+    torch.set_num_threads(1)
     while True:
         try:
             while not conn.poll(1.0):
