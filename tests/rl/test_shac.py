@@ -4,6 +4,8 @@ import copy
 import glob
 import os
 import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -510,13 +512,10 @@ print("fitted", runner.current_learning_iteration)
 def test_critic_fit_process_works_after_the_parent_used_several_threads():
     """A parent running torch on several intra-op threads (torch's default) forks a worker whose fit finishes: GNU
     OpenMP's pool does not survive a fork, so a worker that inherited the parent's thread count would wait forever."""
-    import subprocess
-    import sys
-
-    helpers = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tests_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where ``helpers`` imports from
     proc = subprocess.Popen(
         [sys.executable, "-c", _FORK_AFTER_OPENMP],
-        cwd=helpers,
+        cwd=tests_dir,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
