@@ -13,12 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 
 from isaaclab_diffsim.experiments.terrain import level_record
-from isaaclab_diffsim.rl.checkpoints import load_checkpoint
-
-CHECKPOINT = re.compile(r"model_(\d+)\.pt$")
+from isaaclab_diffsim.rl.checkpoints import load_checkpoint, periodic_checkpoints
 
 
 def read_levels(path: str) -> tuple[int, int, object, int | None]:
@@ -34,14 +31,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("run_dir")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
-    names = sorted(
-        (f for f in os.listdir(args.run_dir) if CHECKPOINT.match(f)) if os.path.isdir(args.run_dir) else [],
-        key=lambda f: int(CHECKPOINT.match(f).group(1)),
-    )
-    if not names:
+    paths = [path for _, path in periodic_checkpoints(args.run_dir)]
+    if not paths:
         raise SystemExit(f"terrain_levels.py: no model_<iteration>.pt checkpoint in {args.run_dir}")
     try:
-        record = level_record([read_levels(os.path.join(args.run_dir, f)) for f in names])
+        record = level_record([read_levels(path) for path in paths])
     except ValueError as err:
         raise SystemExit(f"terrain_levels.py: {args.run_dir}: {err}") from None
     record = {"run_dir": os.path.abspath(args.run_dir), **record}

@@ -12,11 +12,20 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
 from orchestration.jobs import Job
-from orchestration.recipe import fall_cause_jobs, play_overrides, terrain_eval, terrain_jobs, terrain_tables
+from orchestration.recipe import (
+    checkpoint_terrain_jobs,
+    checkpoints_terrain,
+    fall_cause_jobs,
+    play_overrides,
+    terrain_eval,
+    terrain_jobs,
+    terrain_tables,
+)
 from orchestration.terrain_mujoco import mujoco_jobs, mujoco_table
 
 from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE
 from isaaclab_diffsim.experiments.terrain import (
+    checkpoints_table,
     curriculum_table,
     level_record,
     picked_checkpoints,
@@ -180,6 +189,8 @@ def test_curriculum_table_picks_a_handful_of_checkpoints():
         ({"num_envs": 120, "seed": 1.5}, "terrain_eval.seed must be an integer >= 0, got 1.5"),
         ({"num_envs": 120, "seed": 71, "mujoco_episodes": 0}, "terrain_eval.mujoco_episodes must be an integer >= 1"),
         ({"num_envs": 120, "seed": 71, "mujoco_episodes": True}, "terrain_eval.mujoco_episodes must be an integer"),
+        ({"num_envs": 120, "seed": 71, "checkpoints": 0}, "terrain_eval.checkpoints must be an integer >= 1, got 0"),
+        ({"num_envs": 120, "seed": 71, "checkpoints": "3"}, "terrain_eval.checkpoints must be an integer >= 1"),
     ],
 )
 def test_terrain_eval_config_is_validated(value, message):
@@ -191,10 +202,10 @@ def test_terrain_eval_config_is_validated(value, message):
 def test_rough_experiments_evaluate_per_terrain(name):
     with initialize_config_dir(config_dir=os.path.join(REPO, "configs"), version_base="1.3"):
         exp = OmegaConf.to_container(compose(config_name="run", overrides=[f"experiment={name}"]).experiment)
-    assert terrain_eval(exp) == {"num_envs": 120, "seed": 71, "mujoco_episodes": None}
+    assert terrain_eval(exp) == {"num_envs": 120, "seed": 71, "mujoco_episodes": None, "checkpoints": 1}
     assert terrain_eval({}) is None
-    spec = {"terrain_eval": {"num_envs": 120, "seed": 71, "mujoco_episodes": 2}}
-    assert terrain_eval(spec) == {"num_envs": 120, "seed": 71, "mujoco_episodes": 2}
+    spec = {"terrain_eval": {"num_envs": 120, "seed": 71, "mujoco_episodes": 2, "checkpoints": 3}}
+    assert terrain_eval(spec) == {"num_envs": 120, "seed": 71, "mujoco_episodes": 2, "checkpoints": 3}
 
 
 def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
@@ -212,7 +223,9 @@ def test_terrain_jobs_evaluate_every_run_and_read_shac_levels(tmp_path):
         (directory / "run" / "model_500.pt").write_bytes(b"")
         trained[(run, 1)] = Job(f"train {run}", str(directory), [], {"run_dir": str(directory / "run")})
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    jobs, levels = terrain_jobs(ctx, exp, trained, {"num_envs": 120, "seed": 71, "mujoco_episodes": None})
+    jobs, levels = terrain_jobs(
+        ctx, exp, trained, {"num_envs": 120, "seed": 71, "mujoco_episodes": None, "checkpoints": 1}
+    )
     evals, flats, flattened = jobs["terrain"], jobs["terrain_flat"], jobs["terrain_flattened_scan"]
     argv = evals[("shac", 1)].argv
     assert argv[1].endswith("scripts/experiments/evaluate_terrain.py")
@@ -274,7 +287,7 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     _checkpoint(directory / "run" / "model_50.pt", 50, [0, 1, 1, 1])
     trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": None}
+    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": None, "checkpoints": 1}
     jobs, levels = terrain_jobs(ctx, exp, trained, settings)
     causes = fall_cause_jobs(ctx, exp, trained, settings)[("shac", 1)]
     assert causes.argv[1].endswith("scripts/experiments/fall_causes.py")
@@ -363,7 +376,7 @@ def test_mujoco_terrain_jobs_and_table(tmp_path):
     (directory / "run").mkdir(parents=True)
     trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": 2}
+    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": 2, "checkpoints": 1}
     jobs = mujoco_jobs(ctx, trained, settings)
     full, feet = jobs["terrain_mujoco"][("shac", 1)], jobs["terrain_mujoco_feet_only"][("shac", 1)]
     assert full.argv[1].endswith("scripts/deploy/sim2sim.py")
@@ -450,3 +463,55 @@ def test_first_episode_tilt_keeps_the_cause_of_each_envs_first_failure():
         env.failure_tilted = torch.tensor(tilted)
         tilt()
     assert tilt.tilted.tolist() == [False, False, True] and tilt.ended.all()
+
+
+def test_checkpoints_table_separates_the_spread_over_seeds_from_the_drift_over_checkpoints():
+    exp = {"seeds": [1], "runs": {"a": {"seeds": [1, 2]}, "b": {}}}
+    # all episodes: falls (4 f + 2) / 6, tracking (4 t + 1) / 6 (_groups' two types)
+    evals = {
+        ("a", 1): {150: {"groups": _groups(1.0, 0.4)}, 100: {"groups": _groups(0.25, 0.4)}},  # falls 50 %, 100 %
+        ("a", 2): {100: {"groups": _groups(0.25, 0.4)}, 150: {"groups": _groups(0.25, 0.4)}},  # 50 %, 50 %
+        ("b", 1): {},
+    }
+    table, numbers = checkpoints_table(exp, evals)
+    assert (
+        "| a | 1, 2 | 100, 150 | 24 | 62.5 +- 12.5 (75.0, 50.0) | 12.5 | 0.433 +- 0.000 (0.433, 0.433) | 0.000 |"
+        in (table)
+    )
+    assert "| b |" not in table  # no checkpoint evaluated
+    assert numbers["a"]["iterations"] == {1: [100, 150], 2: [100, 150]}
+    assert numbers["a"]["falls [%]"] == {1: [50.0, 100.0], 2: [50.0, 50.0]}
+
+
+def test_checkpoint_terrain_jobs_read_the_periodic_checkpoints_before_the_final_one(tmp_path):
+    exp = {"task": "T", "eval_task": "T-Play", "seeds": [1], "runs": {"shac": {}}}
+    directory = tmp_path / "shac" / "seed1"
+    (directory / "run").mkdir(parents=True)
+    for name in ("model_50.pt", "model_100.pt", "model_120_interrupted.pt", "model_150.pt", "model_200.pt"):
+        (directory / "run" / name).write_bytes(b"")
+    trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
+    ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
+    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": None, "checkpoints": 3}
+    jobs = checkpoint_terrain_jobs(ctx, exp, trained, settings)[("shac", 1)]
+    assert sorted(jobs) == [100, 150]  # the final model_200 is the per-terrain evaluation's; interrupted ones skipped
+    final = terrain_jobs(ctx, exp, trained, settings)[0]["terrain"][("shac", 1)].argv
+    argv = jobs[100].argv
+    at = final.index("--checkpoint")
+    assert argv[at + 1] == str(directory / "run" / "model_100.pt")
+    assert argv[argv.index("--out") + 1] == str(directory / "terrain_checkpoints" / "model_100" / "eval_terrain.json")
+    assert [a for i, a in enumerate(argv) if i not in (at + 1, argv.index("--out") + 1)] == [
+        a for i, a in enumerate(final) if i not in (at + 1, final.index("--out") + 1)
+    ]  # otherwise the per-terrain evaluation's command
+    with pytest.raises(RuntimeError, match=r"terrain_eval.checkpoints=5: .* holds 3 periodic checkpoint\(s\) besides"):
+        checkpoint_terrain_jobs(ctx, exp, trained, settings | {"checkpoints": 5})
+
+    for it, job in jobs.items():  # completed jobs are reused; the table joins the final checkpoint's evaluation
+        os.makedirs(job.directory)
+        with open(os.path.join(job.directory, "eval_terrain.json"), "w") as f:
+            json.dump({"summary": "", "groups": _groups(1.0 if it == 100 else 0.25, 0.4)}, f)
+        with open(job.done_path, "w") as f:
+            json.dump({"argv": job.argv, "wall_s": 1.0}, f)
+    text, numbers = checkpoints_terrain(ctx, exp, trained, settings, {("shac", 1): {"groups": _groups(0.25, 0.4)}})
+    assert numbers["shac"]["iterations"] == {1: [100, 150, 200]}
+    assert numbers["shac"]["falls [%]"] == {1: [100.0, 50.0, 50.0]}
+    assert "Over the last 3 checkpoints" in text and "| shac | 1 | 100, 150, 200 | 18 | 66.7 | 23.6 |" in text

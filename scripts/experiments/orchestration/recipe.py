@@ -15,7 +15,9 @@ flattened to its mean, ``--flatten_scan``) and, for SHAC runs,
 ``scripts/experiments/terrain_levels.py`` (the level distribution at each checkpoint) and
 ``scripts/experiments/fall_causes.py`` (how the falls of the per-terrain evaluation happen); three more tables show
 them. With ``terrain_eval.mujoco_episodes`` each (run, seed)'s bundle also runs in MuJoCo on the same terrain
-(:mod:`.terrain_mujoco`), one more table.
+(:mod:`.terrain_mujoco`), one more table. With ``terrain_eval.checkpoints`` K > 1 the per-terrain evaluation also
+reads the K - 1 periodic checkpoints before the final one, and a table shows the mean over the K and how much it
+drifts between them (one checkpoint's reading moves by several points from the next).
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from isaaclab_diffsim.experiments.terrain import (
     FLAT_GROUP,
     FLATTENED_SCAN_GROUP,
     FORWARD_COMMANDS_GROUP,
+    checkpoints_table,
     curriculum_table,
     speed_table,
     terrain_table,
 )
+from isaaclab_diffsim.rl.checkpoints import checkpoint_iteration, periodic_checkpoints
 
 from .context import ExperimentContext
 from .first_stage import first_stage_jobs, with_first_stage
@@ -76,25 +80,32 @@ def run_tasks(exp: dict, spec: dict) -> tuple[str, str]:
 
 
 def terrain_eval(exp: dict) -> dict | None:
-    """The experiment's ``terrain_eval`` as ``{"num_envs", "seed", "mujoco_episodes"}`` (None without one; the
-    optional ``mujoco_episodes`` None without it); ValueError naming the field for a bad value."""
+    """The experiment's ``terrain_eval`` as ``{"num_envs", "seed", "mujoco_episodes", "checkpoints"}`` (None without
+    one; the optional ``mujoco_episodes`` None and ``checkpoints`` 1 without them); ValueError naming the field for
+    a bad value. ``checkpoints``: how many of each run's last periodic checkpoints the per-terrain evaluation also
+    reads (:func:`checkpoint_terrain_jobs`), 1 for the final one alone."""
     spec = exp.get("terrain_eval")
     if spec is None:
         return None
     if not isinstance(spec, dict):
         raise ValueError(
-            f"terrain_eval must be a mapping {{num_envs: <int>, seed: <int>[, mujoco_episodes: <int>]}}, got {spec!r}"
+            "terrain_eval must be a mapping {num_envs: <int>, seed: <int>[, mujoco_episodes: <int>][, checkpoints: "
+            f"<int>]}}, got {spec!r}"
         )
-    unknown = sorted(set(spec) - {"num_envs", "seed", "mujoco_episodes"})
+    known = ("num_envs", "seed", "mujoco_episodes", "checkpoints")
+    unknown = sorted(set(spec) - set(known))
     if unknown:
-        raise ValueError(f"terrain_eval: unknown field(s) {unknown} (known: num_envs, seed, mujoco_episodes)")
-    for name, low in (("num_envs", 1), ("seed", 0), ("mujoco_episodes", 1)):
+        raise ValueError(f"terrain_eval: unknown field(s) {unknown} (known: {', '.join(known)})")
+    optional = {"mujoco_episodes": None, "checkpoints": 1}
+    for name, low in (("num_envs", 1), ("seed", 0), ("mujoco_episodes", 1), ("checkpoints", 1)):
         value = spec.get(name)
-        if name == "mujoco_episodes" and value is None:
+        if name in optional and value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"terrain_eval.{name} must be an integer >= {low}, got {value!r}")
-    return {"num_envs": spec["num_envs"], "seed": spec["seed"], "mujoco_episodes": spec.get("mujoco_episodes")}
+    return {"num_envs": spec["num_envs"], "seed": spec["seed"]} | {
+        name: spec[name] if spec.get(name) is not None else default for name, default in optional.items()
+    }
 
 
 def play_overrides(exp: dict, run: str, seed: int | None = None) -> list[str]:
@@ -185,9 +196,11 @@ def terrain_rollout_argv(
     script: str,
     out: str,
     flags: tuple[str, ...] = (),
+    checkpoint: str | None = None,
 ) -> list[str]:
-    """The command of a rollout script of ``scripts/experiments`` (``evaluate_terrain.py``, ``fall_causes.py``) on the
-    final checkpoint of run and seed ``key``: its evaluation task, the terrain of ``settings``, ``flags``, ``out``."""
+    """The command of a rollout script of ``scripts/experiments`` (``evaluate_terrain.py``, ``fall_causes.py``) on
+    ``checkpoint`` (default: the final checkpoint) of run and seed ``key``: its evaluation task, the terrain of
+    ``settings``, ``flags``, ``out``."""
     run, seed = key
     spec = exp["runs"][run]
     return [
@@ -198,7 +211,7 @@ def terrain_rollout_argv(
         "--algo",
         run_algo(spec),
         "--checkpoint",
-        trained_checkpoint(tjob),
+        checkpoint or trained_checkpoint(tjob),
         "--num_envs",
         str(settings["num_envs"]),
         "--seed",
@@ -242,6 +255,53 @@ def terrain_jobs(
     return evals, levels
 
 
+def checkpoint_terrain_jobs(
+    ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict
+) -> dict[tuple[str, int], dict[int, Job]]:
+    """{(run, seed): {iteration: evaluate_terrain.py job}} on the periodic checkpoints before each run's final one,
+    the last ``settings["checkpoints"] - 1`` of them (the per-terrain evaluation reads the final one); each job in
+    ``<run>/seed<s>/terrain_checkpoints/model_<it>``. RuntimeError naming the run directory where it holds fewer."""
+    wanted = settings["checkpoints"] - 1
+    jobs = {}
+    for (run, seed), tjob in trained.items():
+        final = trained_checkpoint(tjob)
+        earlier = [(it, path) for it, path in periodic_checkpoints(tjob.info["run_dir"]) if path != final]
+        if len(earlier) < wanted:
+            raise RuntimeError(
+                f"terrain_eval.checkpoints={settings['checkpoints']}: {tjob.info['run_dir']} holds {len(earlier)} "
+                f"periodic checkpoint(s) besides its final one, {wanted} needed"
+            )
+        jobs[(run, seed)] = {}
+        for it, path in earlier[len(earlier) - wanted :]:
+            directory = os.path.join(tjob.directory, "terrain_checkpoints", f"model_{it}")
+            out = os.path.join(directory, "eval_terrain.json")
+            argv = terrain_rollout_argv(ctx, exp, (run, seed), tjob, settings, "evaluate_terrain.py", out, (), path)
+            jobs[(run, seed)][it] = Job(f"evaluate per terrain {run} seed {seed} model_{it}", directory, argv)
+    return jobs
+
+
+def checkpoints_terrain(
+    ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict, final: dict
+) -> tuple[str, dict]:
+    """Run :func:`checkpoint_terrain_jobs`; the text and numbers of :func:`checkpoints_table` over them and ``final``
+    ({(run, seed): the per-terrain evaluation of the final checkpoint})."""
+    jobs = checkpoint_terrain_jobs(ctx, exp, trained, settings)
+    flat = {(run, seed, it): job for (run, seed), by_it in jobs.items() for it, job in by_it.items()}
+    loaded = run_and_load(flat, ctx.size["parallel_jobs"], "eval_terrain.json")
+    evals = {key: {checkpoint_iteration(trained_checkpoint(trained[key])): e} for key, e in final.items()}
+    for (run, seed, it), e in loaded.items():
+        evals[(run, seed)][it] = e
+    table, numbers = checkpoints_table(exp, evals)
+    text = (
+        f"Over the last {settings['checkpoints']} checkpoints (`evaluate_terrain.py` on each periodic checkpoint, "
+        "the final one that of the per-terrain table; the same terrain, envs and commands): falls [%] and tracking "
+        "error [m/s] over all episodes of a checkpoint, as the mean over the run's seeds of each seed's mean over "
+        "its checkpoints +- the std of those means (per seed in brackets); drift: the mean over the seeds of each "
+        "seed's std over its checkpoints, how much one checkpoint's reading moves from the next.\n\n" + table
+    )
+    return text, numbers
+
+
 def fall_cause_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
     """{(run, seed): fall_causes.py job}: the episodes of the per-terrain evaluation (same terrain, seed and envs)."""
     jobs = {}
@@ -263,7 +323,8 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
     }
     records = run_and_load(level_jobs, ctx.size["parallel_jobs"], "terrain_levels.json")
     by_speed, speed_numbers = speed_table(exp, {"terrain": loaded[""], FLAT_GROUP: loaded[FLAT_GROUP]})
-    per_terrain, terrain_numbers = terrain_table(exp, loaded.pop(""), loaded)
+    final = loaded.pop("")
+    per_terrain, terrain_numbers = terrain_table(exp, final, loaded)
     curriculum, curriculum_numbers = curriculum_table(exp, records)
     causes = run_and_load(fall_cause_jobs(ctx, exp, trained, settings), ctx.size["parallel_jobs"], "fall_causes.json")
     causes_table, causes_numbers = fall_causes_table(exp, causes)
@@ -305,6 +366,9 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
             + by_speed
         )
         out["speed"] = speed_numbers
+    if settings["checkpoints"] > 1:
+        text, out["checkpoints"] = checkpoints_terrain(ctx, exp, trained, settings, final)
+        tables.insert(1, text)
     if settings["mujoco_episodes"] is not None:
         mujoco = mujoco_table(ctx, exp, trained, settings)
         tables.insert(1, mujoco.pop("table"))

@@ -214,3 +214,46 @@ def speed_table(exp: dict, evals: dict[str, dict]) -> tuple[str, dict]:
                     + " |"
                 )
     return "\n".join(rows), numbers
+
+
+CHECKPOINT_COLUMNS = (
+    ("falls [%]", "fall_rate", 100.0, "{:.1f}"),
+    ("tracking error [m/s]", "tracking_error", 1.0, "{:.3f}"),
+)
+"""(column, key of evaluate_terrain.py's groups, factor, format) of :func:`checkpoints_table`, over all episodes."""
+
+
+def checkpoints_table(exp: dict, evals: dict) -> tuple[str, dict]:
+    """Markdown table of ``evals`` ({(run, seed): {iteration: evaluate_terrain.py's JSON}}, several checkpoints of
+    each run and seed): per run, each column of :data:`CHECKPOINT_COLUMNS` over all episodes of a checkpoint, as the
+    mean over the seeds of each seed's mean over its checkpoints +- the std of those seed means (per seed in
+    brackets), and the drift, the mean over the seeds of each seed's std over its checkpoints. Returns it and {run:
+    {"iterations": {seed: [..]}, column: {seed: [value per checkpoint]}}}."""
+    labels = [label for label, _, _, _ in CHECKPOINT_COLUMNS]
+    header = "| run | seeds | checkpoints | episodes | " + " | ".join(f"{c} | drift {c}" for c in labels) + " |"
+    rows, numbers = [header, "| " + " | ".join(["---"] * (4 + 2 * len(labels))) + " |"], {}
+    for run, spec in exp["runs"].items():
+        seeds = [s for s in spec.get("seeds", exp["seeds"]) if evals.get((run, s))]
+        if not seeds:
+            continue
+        per_run = numbers.setdefault(run, {"iterations": {}})
+        overall = {}
+        for s in seeds:
+            iterations = sorted(evals[(run, s)])
+            per_run["iterations"][s] = iterations
+            overall[s] = [_overall(evals[(run, s)][it]["groups"]) for it in iterations]
+        cells = []
+        for label, key, factor, fmt in CHECKPOINT_COLUMNS:
+            values = {s: [factor * o[key] for o in overall[s]] for s in seeds}
+            per_run[label] = values
+            means = np.array([np.mean(values[s]) for s in seeds])
+            drift = float(np.mean([np.std(values[s]) for s in seeds]))
+            cells += [seeds_cell(means, fmt), fmt.format(drift)]
+        its = sorted({it for s in seeds for it in per_run["iterations"][s]})
+        episodes = sum(o["episodes"] for s in seeds for o in overall[s])
+        rows.append(
+            f"| {run} | {', '.join(map(str, seeds))} | {', '.join(map(str, its))} | {episodes} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    return "\n".join(rows), numbers

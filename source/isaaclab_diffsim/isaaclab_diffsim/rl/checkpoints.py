@@ -57,6 +57,28 @@ def latest_checkpoint(run_dir: str) -> str | None:
     return max(found)[2] if found else None
 
 
+def checkpoint_iteration(path: str) -> int:
+    """The iteration in a checkpoint's file name (``model_<it>.pt`` or ``model_<it>_interrupted.pt``); ValueError
+    for another name."""
+    m = _NUMBERED.match(os.path.basename(path))
+    if m is None:
+        raise ValueError(f"{path}: not a checkpoint name (model_<iteration>.pt)")
+    return int(m.group(1))
+
+
+def periodic_checkpoints(run_dir: str) -> list[tuple[int, str]]:
+    """The periodic checkpoints of ``run_dir`` (``model_<it>.pt``, not what an interrupt saved) as (iteration,
+    path), by iteration; empty if there are none or no such directory."""
+    if not os.path.isdir(run_dir):
+        return []
+    found = []
+    for f in os.listdir(run_dir):
+        m = _NUMBERED.match(f)
+        if m is not None and m.group(2) is None:
+            found.append((int(m.group(1)), os.path.join(run_dir, f)))
+    return sorted(found)
+
+
 def env_cfg_dict(env) -> dict | None:
     """The env's config as plain data (what checkpoints store, readable with ``weights_only=True``); None if the env
     has no configclass ``cfg``."""
