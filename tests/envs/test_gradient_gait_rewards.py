@@ -117,6 +117,26 @@ def test_gradient_matches_finite_differences():
     _check_fd(env)
 
 
+def test_huber_tracking_gradient_matches_finite_differences():
+    env = make_env(only_new_terms=True)
+    env.cfg.rewards.track_lin_vel_xy_l2 = 0.0
+    env.cfg.rewards.track_lin_vel_xy_huber = -1.0
+    env.cfg.solver_cfg.contact_model = "smoothed"
+    env.reset(seed=1)
+    with torch.no_grad():
+        env.step(torch.full((2, 12), 0.3))
+        env.commands = torch.tensor([[0.4, 0.1, 0.0], [-0.3, 0.5, 0.0]])
+    assert "track_lin_vel_xy_huber" in env.term_names
+    _check_fd(env)
+
+
+def test_refuses_a_huber_tracking_delta_of_zero():
+    cfg = DiffVelocityEnvCfg(num_envs=1)
+    cfg.rewards.track_lin_vel_huber_delta = 0.0
+    with pytest.raises(ValueError, match="rewards.track_lin_vel_huber_delta"):
+        cfg.validate_values()
+
+
 def _check_fd(env):
     start = env.get_state()
     a0 = torch.full((2, 12), -0.2)

@@ -33,6 +33,21 @@ def test_tracking_rewards():
     assert torch.allclose(mdp.track_ang_vel_z_l2(commands, ang_b), torch.zeros(1))
 
 
+def test_huber_tracking_is_quadratic_near_the_command_and_pulls_with_unit_force_far_from_it():
+    commands = torch.tensor([[0.3, 0.4, 0.0], [0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [2.0, 0.0, 0.0]], requires_grad=True)
+    lin_b = torch.zeros(4, 3)
+    value = mdp.track_lin_vel_xy_huber(commands, lin_b, delta=0.1)
+    # |e| = 0.5: sqrt(0.25 + 0.01) - 0.1; 0 at the command; |e| = 0.01: about |e|^2 / (2 delta) = 5e-4
+    assert torch.allclose(value[:2], torch.tensor([math.sqrt(0.26) - 0.1, 0.0]), atol=1e-7)
+    assert value[2].item() == pytest.approx(5e-4, rel=5e-3)
+    value.sum().backward()
+    grad = commands.grad[:, :2]
+    # d/de = e / sqrt(|e|^2 + delta^2): 0.5 / sqrt(0.26) in length at |e| = 0.5, 2 / sqrt(4.01) at |e| = 2
+    assert grad[0].norm().item() == pytest.approx(0.5 / math.sqrt(0.26), rel=1e-6)
+    assert grad[3, 0].item() == pytest.approx(2.0 / math.sqrt(4.01), rel=1e-6)
+    assert torch.equal(grad[1], torch.zeros(2)) and commands.grad[:, 2].abs().max() == 0.0
+
+
 def test_dc_motor_torques_follow_the_envelope():
     one = torch.ones(1, 1)
     args = dict(kp=one * 100.0, kd=one, strength=one, effort_limit=one * 80.0, velocity_limit=one * 10.0)

@@ -55,6 +55,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             "base_height_sharpness",
             "base_height_ground",
             "stand_still_command",
+            "track_lin_vel_huber_delta",
         }
     )
     """The fields of ``cfg.rewards`` that parametrise a term; every other field is a term's weight."""
@@ -533,6 +534,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             terms["joint_deviation_l2"] = mdp.joint_deviation_l2(q[:, 7:], self.default_leg)
         if w.track_lin_vel_xy_l2 != 0.0:
             terms["track_lin_vel_xy_l2"] = mdp.track_lin_vel_xy_l2(c, lin_b)
+        if w.track_lin_vel_xy_huber != 0.0:
+            terms["track_lin_vel_xy_huber"] = mdp.track_lin_vel_xy_huber(c, lin_b, w.track_lin_vel_huber_delta)
         if w.track_ang_vel_z_l2 != 0.0:
             terms["track_ang_vel_z_l2"] = mdp.track_ang_vel_z_l2(c, ang_b)
         if w.base_height_exp != 0.0:

@@ -85,6 +85,13 @@ class DiffRewardsCfg:
     """Weight of the quadratic xy velocity tracking error ``sum_xy (c - v)^2`` (base frame); negative to penalise.
     Unlike the exponential kernel its gradient grows with the error (``2 (c - v)``), so a robot far from its
     command still gets a gradient towards it (the reference-free anchors track this way). 0: off."""
+    track_lin_vel_xy_huber: float = 0.0
+    """Weight of the pseudo-Huber xy velocity tracking error ``sqrt(sum_xy (c - v)^2 + delta^2) - delta`` (base frame,
+    ``delta``: ``track_lin_vel_huber_delta``); negative to penalise. Its gradient has about unit length for any error
+    well above ``delta``, so a slow robot under a slow command is pulled as hard as under a fast one (the quadratic's
+    pull shrinks with the error). 0: off."""
+    track_lin_vel_huber_delta: float = 0.1
+    """[m/s] where ``track_lin_vel_xy_huber`` turns from quadratic to linear; > 0."""
     track_ang_vel_z_l2: float = 0.0
     """Weight of the quadratic yaw-rate tracking error ``(c_z - w_z)^2`` (base frame); negative to penalise. 0: off."""
     base_height_exp: float = 0.0
@@ -359,6 +366,7 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "action_scale": positive,
                 "rewards.tracking_std": positive,  # 0 divides by zero in the tracking rewards
                 "rewards.foot_lift_height": positive,
+                "rewards.track_lin_vel_huber_delta": positive,  # 0: the term's gradient is undefined at e = 0
                 "rewards.base_height_sharpness": non_negative,
                 "rewards.base_height_target": finite,
                 "rewards.base_height_ground": one_of(*BASE_HEIGHT_GROUNDS),

@@ -40,6 +40,7 @@ from .rewards import (
     track_ang_vel_z_exp,
     track_ang_vel_z_l2,
     track_lin_vel_xy_exp,
+    track_lin_vel_xy_huber,
     track_lin_vel_xy_l2,
     upright,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "track_ang_vel_z_exp",
     "track_ang_vel_z_l2",
     "track_lin_vel_xy_exp",
+    "track_lin_vel_xy_huber",
     "track_lin_vel_xy_l2",
     "trajectory_generator_offsets",
     "update_air_time",

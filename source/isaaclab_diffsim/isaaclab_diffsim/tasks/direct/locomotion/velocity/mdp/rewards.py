@@ -23,6 +23,14 @@ def track_lin_vel_xy_l2(commands: torch.Tensor, lin_vel_b: torch.Tensor) -> torc
     return ((commands[:, :2] - lin_vel_b[:, :2]) ** 2).sum(1)
 
 
+def track_lin_vel_xy_huber(commands: torch.Tensor, lin_vel_b: torch.Tensor, delta: float) -> torch.Tensor:
+    """Pseudo-Huber xy tracking error ``sqrt(|c_xy - v_xy|^2 + delta^2) - delta``: quadratic (``|e|^2 / (2 delta)``)
+    below ``delta``, linear above; its gradient ``e / sqrt(|e|^2 + delta^2)`` is near unit length for any error well
+    above ``delta``, where the quadratic's (``2 e``) shrinks with the error."""
+    e2 = ((commands[:, :2] - lin_vel_b[:, :2]) ** 2).sum(1)
+    return torch.sqrt(e2 + delta**2) - delta
+
+
 def track_ang_vel_z_l2(commands: torch.Tensor, ang_vel_b: torch.Tensor) -> torch.Tensor:
     """Quadratic yaw-rate tracking error ``(c_z - w_z)^2``."""
     return (commands[:, 2] - ang_vel_b[:, 2]) ** 2
