@@ -285,10 +285,12 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
     directory = tmp_path / "shac" / "seed1"
     (directory / "run").mkdir(parents=True)
     _checkpoint(directory / "run" / "model_50.pt", 50, [0, 1, 1, 1])
+    (directory / "run" / "model_25.pt").write_bytes(b"")  # the one periodic checkpoint before the final one
     trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": None, "checkpoints": 1}
+    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": None, "checkpoints": 2}
     jobs, levels = terrain_jobs(ctx, exp, trained, settings)
+    earlier = checkpoint_terrain_jobs(ctx, exp, trained, settings)[("shac", 1)][25]
     causes = fall_cause_jobs(ctx, exp, trained, settings)[("shac", 1)]
     assert causes.argv[1].endswith("scripts/experiments/fall_causes.py")
     assert causes.argv[causes.argv.index("--out") + 1] == str(directory / "fall_causes" / "fall_causes.json")
@@ -302,6 +304,7 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
         (jobs["terrain_forward_commands"][("shac", 1)], "eval_terrain.json", {"summary": "", "groups": flat_groups}),
         (levels[("shac", 1)], "terrain_levels.json", level_record([(50, 3200, torch.tensor([0, 1, 1, 1]), 2)])),
         (causes, "fall_causes.json", {"groups": {"all": cause_row | {"hanging_window_share_survivors": 0.05}}}),
+        (earlier, "eval_terrain.json", {"summary": "", "groups": _groups(1, 0.3)}),
     ):  # completed jobs (done.json with their command) are reused, not run
         os.makedirs(job.directory)
         with open(os.path.join(job.directory, name), "w") as f:
@@ -309,7 +312,10 @@ def test_terrain_tables_load_what_the_jobs_wrote(tmp_path):
         with open(job.done_path, "w") as f:
             json.dump({"argv": job.argv, "wall_s": 1.0}, f)
     out = terrain_tables(ctx, exp, trained, settings)
-    per_terrain, curriculum, fall_table = out["tables"]
+    per_terrain, over_checkpoints, curriculum, fall_table = out["tables"]
+    assert "| shac | 1 | 25, 50 | 12 | 83.3 | 16.7 |" in over_checkpoints  # falls 100 % at 25, 66.7 % at 50
+    assert out["terrain_checkpoints"]["shac"]["iterations"] == {1: [25, 50]}
+    assert "checkpoints" not in out  # the key of run()'s final checkpoints, which this must not overwrite
     assert "| all | shac | 1 | 6 | 4 | 75 | 50 | 25 | 100 | 5.0 |" in fall_table
     assert out["fall_causes"]["shac"]["all"]["rolled [% of falls]"] == [75.0]
     assert (

@@ -315,7 +315,8 @@ def fall_cause_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, 
 
 def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
     """Run the terrain jobs; ``{"tables": [per terrain, curriculum (SHAC runs only), fall causes], "terrain":
-    numbers, "curriculum": numbers, "fall_causes": numbers}``."""
+    numbers, "curriculum": numbers, "fall_causes": numbers}``; with ``settings["checkpoints"]`` > 1 also the table
+    over the last checkpoints (after the per-terrain one) and its numbers as ``"terrain_checkpoints"``."""
     eval_jobs, level_jobs = terrain_jobs(ctx, exp, trained, settings)
     loaded = {
         group: run_and_load(eval_jobs[folder], ctx.size["parallel_jobs"], "eval_terrain.json")
@@ -367,7 +368,7 @@ def terrain_tables(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, i
         )
         out["speed"] = speed_numbers
     if settings["checkpoints"] > 1:
-        text, out["checkpoints"] = checkpoints_terrain(ctx, exp, trained, settings, final)
+        text, out["terrain_checkpoints"] = checkpoints_terrain(ctx, exp, trained, settings, final)
         tables.insert(1, text)
     if settings["mujoco_episodes"] is not None:
         mujoco = mujoco_table(ctx, exp, trained, settings)
