@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 import warp as wp
 
 
@@ -70,3 +71,16 @@ class HeightMap:
         bottom = h[k] + fu * (h[k + 1] - h[k])
         top = h[k + self.nx] + fu * (h[k + self.nx + 1] - h[k + self.nx])
         return bottom + fv * (top - bottom)
+
+    def edge_map(self, radius: float, step: float) -> HeightMap:
+        """How close to a terrain edge each grid point is: the share of the grid points within ``radius`` [m] along x
+        and y of it (a square) that are edge points, those around which the heights within ``radius`` span more than
+        ``step`` [m] (a stair or box edge, a drop). It is 0 at ``2 radius`` from any edge and largest on it; read with
+        :meth:`__call__` its gradient w.r.t. xy points towards the nearest edges within that distance."""
+        r = int(round(radius / self.cell))
+        h = self.heights[None, None]
+        highest = F.max_pool2d(h, 2 * r + 1, stride=1, padding=r)
+        lowest = -F.max_pool2d(-h, 2 * r + 1, stride=1, padding=r)
+        edge = ((highest - lowest) > step).to(self.heights.dtype)
+        near = F.avg_pool2d(edge, 2 * r + 1, stride=1, padding=r, count_include_pad=True)[0, 0]
+        return HeightMap(near, self.x0, self.y0, self.cell)

@@ -56,6 +56,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             "base_height_ground",
             "stand_still_command",
             "track_lin_vel_huber_delta",
+            "foot_edge_step",
+            "foot_edge_radius",
         }
     )
     """The fields of ``cfg.rewards`` that parametrise a term; every other field is a term's weight."""
@@ -94,6 +96,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self._check_sizes()
         self.default_q = self.q[0].clone()
         self.heightmap, self.terrain_levels = self._terrain_queries()
+        self.foot_edge_map = self._foot_edge_map()
         self.terrain_level = (
             torch.zeros(n, dtype=torch.long, device=dev)
             if self.terrain_levels is None
@@ -198,6 +201,14 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         heights = HeightMap.from_mesh(t.vertices, t.triangles, self.cfg.terrain.heightmap_resolution, dev)
         origins = torch.as_tensor(t.origins, dtype=torch.float32, device=dev)
         return heights, TerrainLevels(origins, self.num_envs, self._gen)
+
+    def _foot_edge_map(self) -> HeightMap | None:
+        """The terrain's edge indicator that ``rewards.foot_edge`` reads (:meth:`.HeightMap.edge_map`); None while
+        the term is off."""
+        w = self.cfg.rewards
+        if w.foot_edge == 0.0:
+            return None
+        return self.heightmap.edge_map(w.foot_edge_radius, w.foot_edge_step)
 
     def ground_height(self, xy: torch.Tensor) -> torch.Tensor:
         """Ground height [m] below the points ``xy`` (..., 2): the terrain's (differentiable w.r.t. ``xy``), or 0."""
@@ -528,6 +539,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             terms["foot_lift"] = self._foot_lift(body_q)
         if w.hanging_foot_height != 0.0:
             terms["hanging_foot_height"] = self._hanging_foot_height(body_q)
+        if w.foot_edge != 0.0:
+            terms["foot_edge"] = self._foot_edge(body_q)
         if w.joint_deviation_l1 != 0.0:
             terms["joint_deviation_l1"] = mdp.joint_deviation_l1(q[:, 7:], self.default_leg)
         if w.joint_deviation_l2 != 0.0:
@@ -597,12 +610,23 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         w = self.cfg.rewards
         return mdp.hanging_foot_height(self.foot_heights(body_q), self.feet_air_time, w.hanging_foot_air_s)
 
+    def _foot_edge(self, body_q: torch.Tensor) -> torch.Tensor:
+        """:func:`.mdp.foot_edge` of the feet (DiffRewardsCfg.foot_edge): the edge map under each foot's centre, for
+        the feet in contact."""
+        edge = self.foot_edge_map(self.foot_centres(body_q)[..., :2])
+        return mdp.foot_edge(edge, self._feet_in_contact())
+
+    @torch.no_grad()
+    def _feet_in_contact(self) -> torch.Tensor:
+        """The feet in contact in the last physics step (:func:`.mdp.feet_contact` of the solver's impulses)."""
+        impulses = self.sim.last_contact_impulses().view(self.num_envs, self.num_feet, 3)
+        return mdp.feet_contact(impulses, self.cfg.sim_dt)
+
     @torch.no_grad()
     def _feet_air_time(self):
         """Isaac Lab's feet_air_time (:func:`.mdp.feet_air_time`, gradient stopped) from the solver's contact
         impulses; advances the feet's air times."""
-        impulses = self.sim.last_contact_impulses().view(self.num_envs, self.num_feet, 3)
-        contact = mdp.feet_contact(impulses, self.cfg.sim_dt)
+        contact = self._feet_in_contact()
         first_contact, air_time = mdp.update_air_time(self.feet_air_time, contact, self.step_dt)
         threshold, moving = self.cfg.rewards.feet_air_time_threshold, mdp.moving_command(self.commands)
         reward = mdp.feet_air_time(self.feet_air_time, first_contact, threshold, moving)

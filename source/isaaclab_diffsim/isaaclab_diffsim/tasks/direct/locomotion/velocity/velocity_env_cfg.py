@@ -78,6 +78,18 @@ class DiffRewardsCfg:
     Normal swings (about 0.1 s) are not charged; 0.3 s is where ``foot_lift_max_air_s`` stops paying for a lift in
     the reference-free recipe. 0: off."""
     hanging_foot_air_s: float = 0.3
+    foot_edge: float = 0.0
+    """Weight of how close the standing feet are to terrain edges: ``sum_f e(x_f)`` over the feet in contact (as
+    feet_air_time counts them), ``e`` the terrain's :meth:`.HeightMap.edge_map` (the share of edge points within
+    ``foot_edge_radius``; an edge point has heights spanning more than ``foot_edge_step`` within that radius);
+    negative to penalise. A foot set on a stair or box edge slips off it or
+    hangs over the lower side; the map's gradient moves a foot away from the edge, and only the height scan tells the
+    actor where the next edge is. Needs a terrain. 0: off."""
+    foot_edge_step: float = 0.08
+    """[m] height span that makes an edge point; > 0. At 0.08 Isaac Lab's random rough ground (noise up to 0.1 m) and
+    slopes have none, its stairs from about 0.08 m up and its boxes (0.05-0.2 m) have them."""
+    foot_edge_radius: float = 0.05
+    """[m] half-width of the squares of ``foot_edge``'s edge map (rounded to the terrain's heightmap cells); >= 0."""
     joint_deviation_l1: float = 0.0
     """Weight of Isaac Lab's ``joint_deviation_l1``: sum of |q - q_default| over the leg joints (a default-pose
     penalty; 0 in Isaac Lab's flat ANYmal task)."""
@@ -373,6 +385,8 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "rewards.stand_still_command": non_negative,
                 "rewards.foot_lift_max_air_s": non_negative,
                 "rewards.hanging_foot_air_s": non_negative,
+                "rewards.foot_edge_step": positive,
+                "rewards.foot_edge_radius": non_negative,
                 "commands.resampling_time_s": positive,
                 "init_base_height": positive,
                 "kd": non_negative,
@@ -416,6 +430,12 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 "rewards.base_height_ground",
                 self.rewards.base_height_ground,
                 Rule("'below' without a height_scan ('scan_mean' averages the scan's points)", lambda v: v == "below"),
+            )
+        if self.terrain is None:
+            check_value(
+                "rewards.foot_edge",
+                self.rewards.foot_edge,
+                Rule("0 without a terrain (the edges are the terrain's)", lambda v: v == 0),
             )
         check_value(
             "min_base_height",

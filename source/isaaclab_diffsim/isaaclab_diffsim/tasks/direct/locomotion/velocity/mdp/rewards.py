@@ -127,6 +127,13 @@ def hanging_foot_height(foot_height: torch.Tensor, air_time: torch.Tensor, max_a
     return (foot_height.abs() * (air_time > max_air_s)).sum(1)
 
 
+def foot_edge(edge: torch.Tensor, contact: torch.Tensor) -> torch.Tensor:
+    """Sum of the edge map ``edge`` (N, feet; :meth:`.HeightMap.edge_map` at the feet) over the feet in contact
+    (``contact``, bool): how close the standing feet are to terrain edges. Differentiable in ``edge`` (its gradient
+    moves a foot away from the edge); the gate is not."""
+    return (edge * contact).sum(1)
+
+
 def gait_foot_height_l2(foot_height: torch.Tensor, swing: torch.Tensor, swing_height: float) -> torch.Tensor:
     """Sum over feet of ``(h_f - swing_height * swing_f)^2``: the reference is a half sine during swing (``swing``,
     :func:`.gait.swing_profile`), 0 in stance."""
