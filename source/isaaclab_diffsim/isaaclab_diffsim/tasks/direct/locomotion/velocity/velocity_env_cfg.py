@@ -82,9 +82,9 @@ class DiffRewardsCfg:
     """Weight of how close the standing feet are to terrain edges: ``sum_f e(x_f)`` over the feet in contact (as
     feet_air_time counts them), ``e`` the terrain's :meth:`.HeightMap.edge_map` (the share of edge points within
     ``foot_edge_radius``; an edge point has heights spanning more than ``foot_edge_step`` within that radius);
-    negative to penalise. A foot set on a stair or box edge slips off it or
-    hangs over the lower side; the map's gradient moves a foot away from the edge, and only the height scan tells the
-    actor where the next edge is. Needs a terrain. 0: off."""
+    negative to penalise. A foot set on a stair or box edge slips off it or hangs over the lower side; the map's
+    gradient moves a foot away from the edge, and only the height scan tells the actor where the next edge is. Needs
+    a terrain. 0: off."""
     foot_edge_step: float = 0.08
     """[m] height span that makes an edge point; > 0. At 0.08 Isaac Lab's random rough ground (noise up to 0.1 m) and
     slopes have none, its stairs from about 0.08 m up and its boxes (0.05-0.2 m) have them."""
