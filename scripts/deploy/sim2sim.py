@@ -23,12 +23,13 @@ more MuJoCo episode under a step schedule of forward commands (``--trace_levels`
 commanded against achieved base velocity (JSON, and a PNG when matplotlib is installed).
 
 ``--terrain`` (MuJoCo, a rough-task bundle): the terrain of training, regenerated from io.yaml's generator cfg and
-seed (``--terrain_seed``: another seed) as a MuJoCo heightfield, ``--episodes`` episodes per sub-terrain type and
-level (``--terrain_types``, ``--terrain_levels``; default all), each from its sub-terrain's origin; the height scan
-from MuJoCo's ray casts (``mj_ray``) with io.yaml's grid, offset and clip. Prints and writes falls and tracking error
-per type and level, laid out as ``scripts/experiments/evaluate_terrain.py`` reports ours. ``--feet_only`` (MuJoCo):
-only the feet collide, as in the differentiable task, so base, thighs and shanks pass through the ground (tells
-falls that MuJoCo's leg and base contacts prevent from the feet's).
+seed (``--terrain_seed``: another seed; ``--terrain_proportions NAME=P ...``: those sub-terrains at other
+proportions, e.g. the evaluation's six types for a bundle trained on a few) as a MuJoCo heightfield, ``--episodes``
+episodes per sub-terrain type and level (``--terrain_types``, ``--terrain_levels``; default all), each from its
+sub-terrain's origin; the height scan from MuJoCo's ray casts (``mj_ray``) with io.yaml's grid, offset and clip.
+Prints and writes falls and tracking error per type and level, laid out as ``scripts/experiments/evaluate_terrain.py``
+reports ours. ``--feet_only`` (MuJoCo): only the feet collide, as in the differentiable task, so base, thighs and
+shanks pass through the ground (tells falls that MuJoCo's leg and base contacts prevent from the feet's).
 """
 
 from __future__ import annotations
@@ -84,6 +85,22 @@ def task_noise_ranges(scan: bool = False) -> dict[str, tuple[float, float]]:
         if getattr(noise, "operation", "add") != "add" or not hasattr(noise, "n_min"):
             raise ValueError(f"{name} noise: only additive uniform noise is supported, got {noise!r}")
         out[name] = (float(noise.n_min), float(noise.n_max))
+    return out
+
+
+def parse_proportions(items: list[str] | None) -> dict[str, float] | None:
+    """``--terrain_proportions``' ``NAME=P`` items as {name: proportion}; ValueError (one line) for another form."""
+    if items is None:
+        return None
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise ValueError(f"--terrain_proportions takes NAME=P items (e.g. boxes=0.2), got {item!r}")
     return out
 
 
@@ -262,6 +279,13 @@ def main(argv=None):
     parser.add_argument("--terrain_types", nargs="+", default=None, help="sub-terrain names to run; default all")
     parser.add_argument("--terrain_seed", type=int, default=None, help="regenerate with this seed, not the bundle's")
     parser.add_argument(
+        "--terrain_proportions",
+        nargs="+",
+        default=None,
+        metavar="NAME=P",
+        help="these sub-terrains at these proportions, not the bundle's (e.g. the evaluation's mix)",
+    )
+    parser.add_argument(
         "--feet_only", action="store_true", help="MuJoCo: only the feet collide, as in the differentiable task"
     )
     args = parser.parse_args(argv)
@@ -277,9 +301,14 @@ def main(argv=None):
         parser.error(
             "--terrain runs in MuJoCo (--sim mujoco); ours per terrain: scripts/experiments/evaluate_terrain.py"
         )
-    given = [f"--{k}" for k in ("terrain_levels", "terrain_types", "terrain_seed") if getattr(args, k) is not None]
+    terrain_options = ("terrain_levels", "terrain_types", "terrain_seed", "terrain_proportions")
+    given = [f"--{k}" for k in terrain_options if getattr(args, k) is not None]
     if given and not args.terrain:
         parser.error(f"{', '.join(given)} need --terrain")
+    try:
+        proportions = parse_proportions(args.terrain_proportions)
+    except ValueError as err:
+        parser.error(str(err))
     if args.feet_only and args.sim != "mujoco":
         parser.error("--feet_only is a MuJoCo option (--sim mujoco); the differentiable task collides the feet only")
     terrain = cells = None
@@ -291,8 +320,8 @@ def main(argv=None):
         if args.terrain:
             from isaaclab_diffsim.deploy.sim2sim.bundle_terrain import bundle_terrain
 
-            terrain = bundle_terrain(io, args.terrain_seed)
-    except BundleMismatchError as err:
+            terrain = bundle_terrain(io, args.terrain_seed, proportions)
+    except (BundleMismatchError, ValueError) as err:
         raise SystemExit(f"[sim2sim] error: {err}") from None
     if terrain is not None:
         from isaaclab_diffsim.deploy.sim2sim.terrain_episodes import terrain_cells, terrain_report

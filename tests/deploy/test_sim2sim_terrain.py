@@ -149,6 +149,32 @@ def test_a_bundle_trained_without_curriculum_is_evaluated_in_the_curriculum_layo
         bundle_terrain(io)
 
 
+def test_bundle_terrain_at_other_proportions(rough, terrain):
+    """``--terrain_proportions``: the generator at those proportions, the bundle's other values and its io.yaml kept;
+    a type at 0 gets no column; bad proportions are one-line ValueErrors."""
+    _, _, io = rough
+    names = list(terrain_generator_cfg(io).sub_terrains)
+    before = copy.deepcopy(io)
+    mixed = bundle_terrain(io, proportions={"random_rough": 0.0, "boxes": 0.6})
+    assert io == before
+    want = terrain_generator_cfg(io)
+    want.sub_terrains["random_rough"].proportion, want.sub_terrains["boxes"].proportion = 0.0, 0.6
+    assert np.array_equal(mixed.origins, generate_terrain(want, want.seed, True).origins)
+    assert [t.proportion for t in mixed.generator.sub_terrains.values()] == [0.2, 0.2, 0.6, 0.0, 0.1, 0.1]
+    columns = column_sub_terrains(mixed.generator)
+    assert names.index("random_rough") not in columns and names.index("boxes") in columns
+    assert list(columns) != list(column_sub_terrains(terrain.generator))
+    for bad, message in [
+        ({"gravel": 1.0}, "\\['gravel'\\] are not sub-terrains of the bundle's terrain"),
+        ({"boxes": -0.1}, "finite and >= 0"),
+        ({"boxes": float("nan")}, "finite and >= 0"),
+        (dict.fromkeys(names, 0.0), "no sub-terrain with a proportion > 0"),
+    ]:
+        with pytest.raises(ValueError, match=message) as err:
+            bundle_terrain(io, proportions=bad)
+        assert "\n" not in str(err.value)
+
+
 def test_mujoco_terrain_heights_match_ours(rough, mujoco_ground):
     """(a) MuJoCo's heightfield under random points against the env's terrain mesh (the collider) and its heightfield
     (the scan's): equal on flat and planar cells, apart by at most the raster's spread within a cell at edges."""
@@ -308,10 +334,16 @@ def test_bad_terrain_requests_are_one_line_errors(rough, tmp_path, capsys):
         (["--sim", "mujoco", "--terrain", "--terrain_types", "gravel"], "terrain types ['gravel'] are not on"),
         (["--sim", "mujoco", "--terrain", "--terrain_levels", "7"], "terrain levels [7] are off the grid"),
         (["--sim", "mujoco", "--terrain_seed", "2"], "--terrain_seed need --terrain"),
+        (["--sim", "mujoco", "--terrain_proportions", "boxes=1"], "--terrain_proportions need --terrain"),
+        (["--sim", "mujoco", "--terrain", "--terrain_proportions", "boxes"], "takes NAME=P items"),
+        (["--sim", "mujoco", "--terrain", "--terrain_proportions", "boxes=a"], "takes NAME=P items"),
     ]:
         with pytest.raises(SystemExit):
             script.main([str(rough[1]), *argv])
         assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="\\['gravel'\\] are not sub-terrains") as err:
+        script.main([str(rough[1]), "--sim", "mujoco", "--terrain", "--terrain_proportions", "gravel=1"])
+    assert "\n" not in str(err.value)
 
 
 @pytest.mark.integration

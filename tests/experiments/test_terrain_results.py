@@ -21,7 +21,7 @@ from orchestration.recipe import (
     terrain_jobs,
     terrain_tables,
 )
-from orchestration.terrain_mujoco import mujoco_jobs, mujoco_table
+from orchestration.terrain_mujoco import evaluation_proportions, mujoco_jobs, mujoco_table
 
 from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE
 from isaaclab_diffsim.experiments.terrain import (
@@ -383,7 +383,7 @@ def test_mujoco_terrain_jobs_and_table(tmp_path):
     trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
     ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
     settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": 2, "checkpoints": 1}
-    jobs = mujoco_jobs(ctx, trained, settings)
+    jobs = mujoco_jobs(ctx, exp, trained, settings)
     full, feet = jobs["terrain_mujoco"][("shac", 1)], jobs["terrain_mujoco_feet_only"][("shac", 1)]
     assert full.argv[1].endswith("scripts/deploy/sim2sim.py")
     assert full.argv[2:] == [
@@ -408,6 +408,40 @@ def test_mujoco_terrain_jobs_and_table(tmp_path):
     assert "| MuJoCo, feet only | shac | 1 | 6 | 83.3 | - | 0.433 |" in out["table"]
     assert out["terrain_mujoco"]["shac"]["MuJoCo, feet only"]["falls [%]"] == [pytest.approx(500 / 6)]
     assert out["terrain_mujoco"]["shac"]["level 10"]["falls [%]"] == [100.0]
+    assert "--terrain_proportions" not in out["table"]
+
+
+def test_mujoco_runs_on_the_evaluations_mix_when_training_changed_it(tmp_path):
+    """A run trained on other sub-terrain proportions (``train_overrides``: the bundle carries them) runs in MuJoCo
+    on the evaluations' mix, the rough task's proportions; a proportion the run itself sets (its evaluations see it
+    too) is left to the bundle; an unknown sub-terrain is refused, naming it."""
+    prefix = "env.terrain.generator.sub_terrains."
+    exp = {
+        "task": "T",
+        "eval_task": "T-Play",
+        "seeds": [1],
+        "train_overrides": [f"{prefix}random_rough.proportion=0.0", f"{prefix}hf_pyramid_slope.proportion=0.0"],
+        "runs": {"a": {}, "b": {"overrides": [f"{prefix}hf_pyramid_slope.proportion=0.5"]}},
+    }
+    assert evaluation_proportions(exp, "a") == ["hf_pyramid_slope=0.1", "random_rough=0.2"]
+    assert evaluation_proportions(exp, "b") == ["random_rough=0.2"]
+    assert evaluation_proportions({"runs": {"a": {}}}, "a") == []
+    with pytest.raises(ValueError, match=r"\['gravel'\]"):
+        evaluation_proportions({"train_overrides": [f"{prefix}gravel.proportion=1"], "runs": {"a": {}}}, "a")
+
+    directory = tmp_path / "a" / "seed1"
+    (directory / "run").mkdir(parents=True)
+    trained = {("a", 1): Job("train a", str(directory), [], {"run_dir": str(directory / "run")})}
+    ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
+    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": 2, "checkpoints": 1}
+    jobs = mujoco_jobs(ctx, exp, trained, settings)
+    full = jobs["terrain_mujoco"][("a", 1)]
+    at = full.argv.index("--terrain_proportions")
+    assert full.argv[at : at + 4] == ["--terrain_proportions", "hf_pyramid_slope=0.1", "random_rough=0.2", "--out"]
+    for job in (full, jobs["terrain_mujoco_feet_only"][("a", 1)]):
+        _write_done(job, "sim2sim_terrain.json", {"variants": {"nominal": {"groups": _groups(0.0, 0.3)}}})
+    out = mujoco_table(ctx, exp, trained, settings)
+    assert "run on the evaluations' mix: `--terrain_proportions hf_pyramid_slope=0.1 random_rough=0.2`" in out["table"]
 
 
 def test_evaluations_keep_the_level_layout_of_a_run_trained_without_curriculum():

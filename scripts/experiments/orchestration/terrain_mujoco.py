@@ -4,7 +4,7 @@ height scan), once with every body colliding and once with the feet alone (``--f
 out as our per-terrain table.
 
 ``terrain_eval.mujoco_episodes`` (episodes per sub-terrain type and level) turns it on; the terrain is that of
-``terrain_eval.seed``, so the table sits next to ours on the same sub-terrains.
+``terrain_eval.seed`` with the evaluations' sub-terrain mix, so the table sits next to ours on the same sub-terrains.
 """
 
 from __future__ import annotations
@@ -25,10 +25,46 @@ MUJOCO_EVALUATIONS = (
 empty: the table's own groups)."""
 
 
-def mujoco_jobs(ctx: ExperimentContext, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
-    """{folder of :data:`MUJOCO_EVALUATIONS`: {(run, seed): sim2sim.py job}} on each run's ``exported`` bundle."""
+SUB_TERRAINS = "env.terrain.generator.sub_terrains."
+
+
+def _proportions_set(overrides: list[str]) -> set[str]:
+    """The sub-terrains whose ``proportion`` ``overrides`` set."""
+    keys = (o.split("=", 1)[0] for o in overrides)
+    return {
+        k[len(SUB_TERRAINS) : -len(".proportion")]
+        for k in keys
+        if k.startswith(SUB_TERRAINS) and k.endswith(".proportion")
+    }
+
+
+def evaluation_proportions(exp: dict, run: str) -> list[str]:
+    """``sim2sim.py --terrain_proportions`` items that give MuJoCo's terrain the per-terrain evaluations' mix: the
+    sub-terrains whose proportion the experiment's ``train_overrides`` change (training only, so the bundle carries
+    the training mix) and the run's own overrides do not, at the rough task's proportion (``DiffTerrainCfg``'s
+    generator). Empty when training and evaluation share the mix. Raises ValueError naming a sub-terrain the rough
+    task does not have."""
+    from isaaclab_diffsim.terrains.terrain_cfg import DiffTerrainCfg
+
+    from .recipe import run_overrides
+
+    names = _proportions_set(exp.get("train_overrides", [])) - _proportions_set(run_overrides(exp, exp["runs"][run]))
+    if not names:
+        return []
+    registered = DiffTerrainCfg().generator.sub_terrains
+    unknown = sorted(names - set(registered))
+    if unknown:
+        raise ValueError(f"train_overrides name sub-terrains {unknown} that the rough task's terrain does not have")
+    return [f"{name}={registered[name].proportion:g}" for name in sorted(names)]
+
+
+def mujoco_jobs(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
+    """{folder of :data:`MUJOCO_EVALUATIONS`: {(run, seed): sim2sim.py job}} on each run's ``exported`` bundle, on
+    the evaluations' sub-terrain mix (:func:`evaluation_proportions`)."""
     jobs = {folder: {} for folder, _, _ in MUJOCO_EVALUATIONS}
     for (run, seed), tjob in trained.items():
+        mix = evaluation_proportions(exp, run)
+        mix_flags = ["--terrain_proportions", *mix] if mix else []
         for folder, flags, group in MUJOCO_EVALUATIONS:
             directory = os.path.join(tjob.directory, folder)
             argv = [
@@ -42,6 +78,7 @@ def mujoco_jobs(ctx: ExperimentContext, trained: dict[tuple[str, int], Job], set
                 str(settings["seed"]),
                 "--episodes",
                 str(settings["mujoco_episodes"]),
+                *mix_flags,
                 *flags,
                 "--out",
                 os.path.join(directory, RESULT_FILE),
@@ -58,7 +95,7 @@ def as_terrain_eval(result: dict) -> dict:
 
 def mujoco_table(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int], Job], settings: dict) -> dict:
     """Run the MuJoCo jobs; ``{"table": markdown, "terrain_mujoco": numbers}``."""
-    jobs, loaded = mujoco_jobs(ctx, trained, settings), {}
+    jobs, loaded = mujoco_jobs(ctx, exp, trained, settings), {}
     for folder, _, group in MUJOCO_EVALUATIONS:
         results = run_and_load(jobs[folder], ctx.size["parallel_jobs"], RESULT_FILE)
         loaded[group] = {key: as_terrain_eval(r) for key, r in results.items()}
@@ -72,6 +109,13 @@ def mujoco_table(ctx: ExperimentContext, exp: dict, trained: dict[tuple[str, int
         "per-terrain table's `forward commands` row); every body collides. "
         "`MuJoCo, feet only`: the same episodes with only the feet colliding, as in our task (`--feet_only`). A "
         "fall is judged as ours (base below 0.3 m over the ground under it, or tilted past 60 degrees); tilted "
-        "falls are not recorded (`-`).\n\n" + table
+        "falls are not recorded (`-`)."
     )
+    mixed = sorted({item for run, _ in trained for item in evaluation_proportions(exp, run)})
+    if mixed:
+        text += (
+            " The runs trained on other sub-terrain proportions (`train_overrides`) run on the evaluations' mix: "
+            f"`--terrain_proportions {' '.join(mixed)}`."
+        )
+    text += "\n\n" + table
     return {"table": text, "terrain_mujoco": numbers}

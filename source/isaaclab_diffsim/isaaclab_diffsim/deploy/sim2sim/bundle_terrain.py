@@ -3,6 +3,7 @@ generator cfg and seed; nothing downloaded) and rasterised into a heightfield: M
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,22 +64,46 @@ def terrain_generator_cfg(io: dict):
     return gen
 
 
-def bundle_terrain(io: dict, seed: int | None = None) -> BundleTerrain:
-    """Regenerate the bundle's terrain (``seed``: another seed instead of the exported one) in the curriculum layout
-    (a level per row, a type per column: what the per-type and per-level reports group by, as
-    ``evaluate_terrain.py`` evaluates) and rasterise it at io.yaml's ``terrain.heightmap_resolution`` as the env
-    does. With the exported seed, the sub-terrain origins and the triangle count of the terrain the bundle was
-    trained on must be the exported ones (:class:`BundleMismatchError` otherwise: another generator); a bundle
-    trained without curriculum (tiles of random type and level) has its own terrain regenerated for that check."""
+def with_proportions(gen, proportions: dict[str, float]):
+    """A copy of generator cfg ``gen`` with the named sub-terrains at the given proportions (the others kept).
+    Raises ValueError (one line) for a name that is not one of ``gen``'s sub-terrains, a negative or non-finite
+    proportion, or proportions that leave no sub-terrain above zero."""
+    unknown = sorted(set(proportions) - set(gen.sub_terrains))
+    if unknown:
+        raise ValueError(
+            f"terrain proportions: {unknown} are not sub-terrains of the bundle's terrain {list(gen.sub_terrains)}"
+        )
+    bad = {k: v for k, v in proportions.items() if not (math.isfinite(v) and v >= 0)}
+    if bad:
+        raise ValueError(f"terrain proportions must be finite and >= 0, got {bad}")
+    out = gen.copy()
+    for name, value in proportions.items():
+        out.sub_terrains[name].proportion = float(value)
+    if sum(float(t.proportion) for t in out.sub_terrains.values()) <= 0:
+        raise ValueError("terrain proportions leave no sub-terrain with a proportion > 0")
+    return out
+
+
+def bundle_terrain(io: dict, seed: int | None = None, proportions: dict[str, float] | None = None) -> BundleTerrain:
+    """Regenerate the bundle's terrain (``seed``: another seed instead of the exported one; ``proportions``: those
+    sub-terrains at other proportions, :func:`with_proportions`, e.g. the evaluation's mix for a bundle trained on
+    a few types) in the curriculum layout (a level per row, a type per column: what the per-type and per-level
+    reports group by, as ``evaluate_terrain.py`` evaluates) and rasterise it at io.yaml's
+    ``terrain.heightmap_resolution`` as the env does. With the exported seed, the sub-terrain origins and the
+    triangle count of the terrain the bundle was trained on must be the exported ones (:class:`BundleMismatchError`
+    otherwise: another generator); a bundle trained without curriculum (tiles of random type and level) or
+    evaluated at other proportions has its own terrain regenerated for that check."""
     from ...terrains import HeightMap, generate_terrain
 
     gen = terrain_generator_cfg(io)
     block = io["terrain"]
     if seed is not None:
         gen.seed = int(seed)
-    terrain = generate_terrain(gen, gen.seed, True)
+    evaluated = with_proportions(gen, proportions) if proportions else gen
+    terrain = generate_terrain(evaluated, gen.seed, True)
     if seed is None:
-        trained = terrain if gen.curriculum else generate_terrain(gen, gen.seed, False)
+        same = gen.curriculum and evaluated is gen
+        trained = terrain if same else generate_terrain(gen, gen.seed, bool(gen.curriculum))
         want = np.asarray(block["origins"], dtype=np.float64)
         same_shape = want.shape == trained.origins.shape
         off = float(np.abs(trained.origins - want).max()) if same_shape else np.inf
@@ -90,4 +115,6 @@ def bundle_terrain(io: dict, seed: int | None = None) -> BundleTerrain:
             )
     cell = float(block["heightmap_resolution"])
     heights = HeightMap.from_mesh(terrain.vertices, terrain.triangles, cell, "cpu")
-    return BundleTerrain(heights.heights.numpy().astype(np.float64), heights.x0, heights.y0, cell, terrain.origins, gen)
+    return BundleTerrain(
+        heights.heights.numpy().astype(np.float64), heights.x0, heights.y0, cell, terrain.origins, evaluated
+    )
