@@ -376,13 +376,19 @@ def _write_done(job, name: str, content: dict) -> None:
         json.dump({"argv": job.argv, "wall_s": 1.0}, f)
 
 
+def _mujoco_setup(tmp_path, run: str):
+    """(ctx, trained, settings) for the MuJoCo jobs of one trained (run, seed 1) under ``tmp_path``."""
+    directory = tmp_path / run / "seed1"
+    (directory / "run").mkdir(parents=True)
+    trained = {(run, 1): Job(f"train {run}", str(directory), [], {"run_dir": str(directory / "run")})}
+    ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
+    return ctx, trained, {"num_envs": 6, "seed": 71, "mujoco_episodes": 2, "checkpoints": 1}
+
+
 def test_mujoco_terrain_jobs_and_table(tmp_path):
     exp = {"task": "T", "eval_task": "T-Play", "seeds": [1], "runs": {"shac": {}}}
+    ctx, trained, settings = _mujoco_setup(tmp_path, "shac")
     directory = tmp_path / "shac" / "seed1"
-    (directory / "run").mkdir(parents=True)
-    trained = {("shac", 1): Job("train shac", str(directory), [], {"run_dir": str(directory / "run")})}
-    ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": 2, "checkpoints": 1}
     jobs = mujoco_jobs(ctx, exp, trained, settings)
     full, feet = jobs["terrain_mujoco"][("shac", 1)], jobs["terrain_mujoco_feet_only"][("shac", 1)]
     assert full.argv[1].endswith("scripts/deploy/sim2sim.py")
@@ -429,11 +435,7 @@ def test_mujoco_runs_on_the_evaluations_mix_when_training_changed_it(tmp_path):
     with pytest.raises(ValueError, match=r"\['gravel'\]"):
         evaluation_proportions({"train_overrides": [f"{prefix}gravel.proportion=1"], "runs": {"a": {}}}, "a")
 
-    directory = tmp_path / "a" / "seed1"
-    (directory / "run").mkdir(parents=True)
-    trained = {("a", 1): Job("train a", str(directory), [], {"run_dir": str(directory / "run")})}
-    ctx = ExperimentContext(REPO, str(tmp_path), str(tmp_path / "out"), {"device": "cpu", "parallel_jobs": 1})
-    settings = {"num_envs": 6, "seed": 71, "mujoco_episodes": 2, "checkpoints": 1}
+    ctx, trained, settings = _mujoco_setup(tmp_path, "a")
     jobs = mujoco_jobs(ctx, exp, trained, settings)
     full = jobs["terrain_mujoco"][("a", 1)]
     at = full.argv.index("--terrain_proportions")
