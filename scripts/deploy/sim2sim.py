@@ -94,12 +94,12 @@ def parse_proportions(items: list[str] | None) -> dict[str, float] | None:
         return None
     out = {}
     for item in items:
-        name, sep, value = item.partition("=")
+        name, _, value = item.partition("=")
         try:
-            out[name] = float(value)
+            out[name] = float(value)  # no "=" leaves value empty: refused here too
         except ValueError:
-            sep = ""
-        if not sep or not name:
+            name = ""
+        if not name:
             raise ValueError(f"--terrain_proportions takes NAME=P items (e.g. boxes=0.2), got {item!r}")
     return out
 
