@@ -30,7 +30,7 @@ from isaaclab.utils.dict import update_class_from_dict
 from isaaclab_diffsim.deploy import export_bundle
 from isaaclab_diffsim.rl.checkpoints import CheckpointError, checkpoint_error
 from isaaclab_diffsim.rl.policy_loading import AGENT_ENTRY, checkpoint_algorithm
-from isaaclab_diffsim.rl.ppo_runner import make_ppo_runner
+from isaaclab_diffsim.rl.ppo_runner import load_ppo_runner
 from isaaclab_diffsim.rl.shac import ShacRunner
 from isaaclab_diffsim.tasks.task_cfgs import load_task_cfgs
 from isaaclab_diffsim.utils.leapp_support import require_leapp
@@ -101,8 +101,7 @@ def export(args) -> None:
         runner.load(args.checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
         paths = export_bundle(env, runner.get_inference_policy("cpu"), out, env_cfg.to_dict(), "shac")
     else:
-        runner = make_ppo_runner(env, agent_cfg, log_dir=None, device="cpu")
-        runner.load(args.checkpoint, map_location="cpu")
+        runner = load_ppo_runner(env, agent_cfg, args.checkpoint, device="cpu")
         paths = export_bundle(
             env, runner.deploy_actor(), out, env_cfg.to_dict(), "ppo", action_clip=runner.env.clip_actions
         )
@@ -117,8 +116,7 @@ def load_policy(env, agent_cfg, algo: str, checkpoint: str) -> tuple[torch.nn.Mo
         runner = ShacRunner(env, agent_cfg, log_dir=None, device="cpu")
         runner.load(checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
         return runner.get_inference_policy("cpu"), None
-    runner = make_ppo_runner(env, agent_cfg, log_dir=None, device="cpu")
-    runner.load(checkpoint, map_location="cpu")
+    runner = load_ppo_runner(env, agent_cfg, checkpoint, device="cpu")
     actor, clip = runner.deploy_actor(), runner.env.clip_actions
     return (actor, None) if clip is None else (_Clipped(actor, float(clip)), float(clip))
 

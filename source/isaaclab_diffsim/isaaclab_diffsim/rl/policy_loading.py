@@ -36,8 +36,6 @@ def load_policy(algo: str, env, agent_cfg, checkpoint: str, device: str):
         runner = resolve_class(agent_cfg.class_name)(env, agent_cfg, log_dir=None, device=device)
         runner.load(checkpoint, load_optimizer=False, restore_rng=False, restore_env=False)
         return runner.get_inference_policy()
-    from .ppo_runner import make_ppo_runner
+    from .ppo_runner import load_ppo_runner
 
-    runner = make_ppo_runner(env, agent_cfg, log_dir=None, device=device)
-    runner.load(checkpoint, map_location=device)
-    return runner.act_policy(device)
+    return load_ppo_runner(env, agent_cfg, checkpoint, device).act_policy(device)

@@ -28,7 +28,7 @@ import os
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
-from . import distributed
+from . import distributed, ppo_warm_start
 from .checkpoints import checkpoint_error, env_cfg_dict, load_checkpoint
 from .interrupts import InterruptGuard, TrainingInterrupted
 
@@ -167,7 +167,28 @@ def make_ppo_runner(env, agent_cfg, log_dir: str | None, device: str) -> DiffOnP
     from ..envs import DiffEnvRslRlWrapper
 
     agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, importlib.metadata.version("rsl-rl-lib"))
+    warm = getattr(agent_cfg, "warm_start", None)
+    shac_state = None
+    if warm:
+        shac_state = ppo_warm_start.load_shac_checkpoint(warm)
+        ppo_warm_start.shac_shaped_models(agent_cfg, shac_state)
     wrapped = DiffEnvRslRlWrapper(env, clip_actions=agent_cfg.clip_actions)
     runner = DiffOnPolicyRunner(wrapped, to_dict(agent_cfg), log_dir=log_dir, device=device)
     runner.logger.git_status_repos = []
+    if shac_state is not None:
+        ppo_warm_start.load_shac_weights(runner.alg, shac_state)
+        print(f"[PPO] actor, critic, log-std and observation statistics from the SHAC checkpoint {warm}", flush=True)
+    return runner
+
+
+def load_ppo_runner(env, agent_cfg, checkpoint: str, device: str) -> DiffOnPolicyRunner:
+    """A runner holding the PPO ``checkpoint``, its networks built as the checkpoint's stored cfg names them (a
+    policy continued from SHAC loads with the task's registered agent cfg)."""
+    state = load_checkpoint(checkpoint, DiffOnPolicyRunner.CHECKPOINT_KEYS, "rsl_rl PPO", map_location="cpu")
+    agent_cfg = agent_cfg.copy()
+    if hasattr(agent_cfg, "warm_start"):
+        agent_cfg.warm_start = None
+    ppo_warm_start.checkpoint_models(agent_cfg, state)
+    runner = make_ppo_runner(env, agent_cfg, log_dir=None, device=device)
+    runner.load(checkpoint, map_location=device)
     return runner

@@ -17,11 +17,13 @@ observation group named in ``obs_groups``.
 """
 
 from isaaclab.utils import configclass
-from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
+from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlPpoAlgorithmCfg
+
+from isaaclab_diffsim.rl.ppo_runner_cfg import DiffPpoRunnerCfg
 
 
 @configclass
-class AnymalCFlatDiffPPORunnerCfg(RslRlOnPolicyRunnerCfg):
+class AnymalCFlatDiffPPORunnerCfg(DiffPpoRunnerCfg):
     """PPO on the differentiable ANYmal C flat env (same MDP and dynamics as SHAC, stepped without a graph)."""
 
     seed = 42
