@@ -111,6 +111,14 @@ def test_bad_warm_starts_are_refused(env, tmp_path):
     _shac_checkpoint(env, tmp_path / "plain.pt", layer_norm=False)
     with pytest.raises(CheckpointError, match="layer_norm=False"):
         make_ppo_runner(env, _ppo_cfg(str(tmp_path / "plain.pt")), log_dir=None, device="cpu")
+    _shac_checkpoint(env, tmp_path / "shac.pt")
+    state = torch.load(tmp_path / "shac.pt", weights_only=True)
+    for key in ("actor.0.weight", "critic.0.weight"):  # one observation more than this task's 48
+        w = state["model_state_dict"][key]
+        state["model_state_dict"][key] = torch.cat([w, torch.zeros(w.shape[0], 1)], dim=1)
+    torch.save(state, tmp_path / "wider.pt")
+    with pytest.raises(CheckpointError, match="maps 49 observations to 12 actions; this task's PPO maps 48 to 12"):
+        make_ppo_runner(env, _ppo_cfg(str(tmp_path / "wider.pt")), log_dir=None, device="cpu")
     torch.save({"model_state_dict": {}}, tmp_path / "other.pt")
     with pytest.raises(CheckpointError, match="not a SHAC checkpoint"):
         make_ppo_runner(env, _ppo_cfg(str(tmp_path / "other.pt")), log_dir=None, device="cpu")

@@ -176,7 +176,7 @@ def make_ppo_runner(env, agent_cfg, log_dir: str | None, device: str) -> DiffOnP
     runner = DiffOnPolicyRunner(wrapped, to_dict(agent_cfg), log_dir=log_dir, device=device)
     runner.logger.git_status_repos = []
     if shac_state is not None:
-        ppo_warm_start.load_shac_weights(runner.alg, shac_state)
+        ppo_warm_start.load_shac_weights(runner.alg, shac_state, warm)
         print(f"[PPO] actor, critic, log-std and observation statistics from the SHAC checkpoint {warm}", flush=True)
     return runner
 

@@ -61,12 +61,20 @@ def shac_shaped_models(agent_cfg, shac_state: dict) -> None:
 
 
 @torch.no_grad()
-def load_shac_weights(alg, shac_state: dict) -> None:
-    """Copy the SHAC checkpoint's actor, critic, log-std and observation statistics into rsl_rl PPO's models (built
-    from :func:`shac_shaped_models`)."""
+def load_shac_weights(alg, shac_state: dict, path: str) -> None:
+    """Copy the SHAC checkpoint's (``path``) actor, critic, log-std and observation statistics into rsl_rl PPO's
+    models (built from :func:`shac_shaped_models`); CheckpointError if its observations or actions are not this
+    task's."""
     from .shac.modules.normalization import RunningObsNormalizer
 
     model = shac_state["model_state_dict"]
+    obs, actions = model["actor.0.weight"].shape[1], model["log_std"].shape[0]
+    if (obs, actions) != (alg.actor.obs_dim, alg.actor.distribution.output_dim):
+        raise checkpoint_error(
+            path,
+            f"its policy maps {obs} observations to {actions} actions; this task's PPO maps"
+            f" {alg.actor.obs_dim} to {alg.actor.distribution.output_dim} (a warm start continues the same task)",
+        )
     norm = shac_state.get("obs_normalizer_state_dict")
     stats = None
     if norm is not None:
