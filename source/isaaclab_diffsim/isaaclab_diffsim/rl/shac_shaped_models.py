@@ -9,7 +9,8 @@ points (a model and a distribution class named by ``class_name`` in the agent cf
 - actions are ``tanh`` of a Gaussian sample. :class:`SquashedGaussianDistribution` samples ``tanh(u)``,
   ``u ~ N(mu, sigma)``, and scores an action ``a`` by the Gaussian density of ``u = atanh(a)``. The Jacobian term
   ``-log(1 - a^2)`` of the squashed density does not depend on the parameters, so PPO's likelihood ratios and the
-  KL between two parameter sets are the exact ones of the squashed policy.
+  KL between two parameter sets are the exact ones of the squashed policy. Its entropy (PPO's ``entropy_coef``
+  term) is the pre-squash Gaussian's.
 """
 
 from __future__ import annotations
