@@ -15,8 +15,9 @@
   torchrun's variables as it does by itself. A signal held on any rank stops every rank after the same iteration.
 
 Checkpoints also carry the env cfg (``env_cfg``) and the agent cfg (``cfg``) as plain data, so
-``scripts/export.py`` can rebuild the policy's env. They hold no env or RNG state, so a resumed PPO run is not bit
-for bit the uninterrupted one.
+``scripts/export.py`` can rebuild the policy's env, and :func:`load_ppo_runner` the networks of a run that
+continued a SHAC checkpoint (``agent.warm_start``, :mod:`.ppo_warm_start`). They hold no env or RNG state, so a
+resumed PPO run is not bit for bit the uninterrupted one.
 """
 
 from __future__ import annotations
