@@ -12,7 +12,8 @@ which ``terrain.curriculum`` also sets, so the curriculum stays on. ``scripts/de
 ``--flatten_scan`` keeps the terrain and gives the policy a scan with every point at the mean of its env's scan (a flat
 ground at the mean height under the grid): the policy keeps its height over the ground and loses the terrain's shape,
 which measures how much it uses the shape. A fall is a base below ``min_base_height`` above the ground under it or
-tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes whose fall had the base tilted.
+tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes whose fall had the base tilted;
+``left_tile_rate`` the share whose base left its sub-terrain tile (its group then also counts its neighbours').
 ``--forward_commands`` gives every env the commands of ``sim2sim.py``'s MuJoCo episodes instead: a forward command
 uniform in ``FORWARD_VX_RANGE`` held over the episode, no lateral, yaw-rate or heading command, so ours and MuJoCo's
 tables of the same terrain compare the same kind of commands. ``speed_profile``: every evaluated step's tracking by
@@ -68,6 +69,31 @@ class FirstEpisodeTilt:
         self.ended |= first
 
 
+class FirstEpisodeExcursion:
+    """How far each env's base went from its sub-terrain's origin (the tile's centre) along x and y in its first
+    episode, read after every ``env.step`` (``evaluate``'s ``step_callback``); the step that ends the episode has
+    already reset the env and is not read. ``left_tile``: the base passed the edge of its ``tile_size`` tile, so the
+    episode's (type, level) group also counts terrain of its neighbours."""
+
+    def __init__(self, env, tile_size: tuple[float, float]):
+        self.env = env
+        self.half = torch.tensor(tile_size, dtype=torch.float32, device=env.device) / 2
+        self.ended = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self.reach = torch.zeros(env.num_envs, 2, dtype=torch.float32, device=env.device)
+
+    def __call__(self):
+        env = self.env
+        done = env.reset_terminated | env.reset_time_outs
+        live = ~self.ended & ~done
+        offset = (env.q[:, 0:2].detach() - env.env_origins[:, 0:2]).abs()
+        self.reach[live] = torch.maximum(self.reach[live], offset[live])
+        self.ended |= done
+
+    @property
+    def left_tile(self) -> torch.Tensor:
+        return (self.reach > self.half).any(dim=1)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_policy_arguments(p, contact_models="hard", num_envs=100)
@@ -107,9 +133,20 @@ def main():
     env.reset(seed=args.seed)
     levels, types = env.terrain_level.cpu().numpy(), env.terrain_levels.types.cpu().numpy()
     tilt = FirstEpisodeTilt(env)
-    result = evaluate(env, policy, env.num_envs, progress=False, step_callback=tilt)
+    excursion = FirstEpisodeExcursion(env, tuple(env.cfg.terrain.generator.size))
+
+    def after_step():
+        tilt()
+        excursion()
+
+    result = evaluate(env, policy, env.num_envs, progress=False, step_callback=after_step)
     tilted_falls = result.falls & tilt.tilted.cpu().numpy()
-    print(f"[evaluate] all: {result.summary()}, tilted falls {100 * tilted_falls.mean():.1f} %", flush=True)
+    left_tile = float(excursion.left_tile.float().mean())
+    print(
+        f"[evaluate] all: {result.summary()}, tilted falls {100 * tilted_falls.mean():.1f} %, left their tile"
+        f" {100 * left_tile:.1f} %",
+        flush=True,
+    )
     rows = terrain_groups(env.cfg.terrain.generator, types, levels, result.tracking_errors, result.falls, tilted_falls)
     for key, row in rows.items():
         print(f"[evaluate] {key:28s} {row}", flush=True)
@@ -121,6 +158,7 @@ def main():
         "forward_commands": args.forward_commands,
         "summary": result.summary(),
         "tilted_fall_rate": float(tilted_falls.mean()),
+        "left_tile_rate": left_tile,
         "groups": rows,
         "speed_profile": result.speed_profile,
     }

@@ -7,7 +7,7 @@ import os
 import pytest
 import terrain_levels
 import torch
-from evaluate_terrain import FirstEpisodeTilt, flattened_scan_policy, use_forward_commands
+from evaluate_terrain import FirstEpisodeExcursion, FirstEpisodeTilt, flattened_scan_policy, use_forward_commands
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
@@ -505,6 +505,25 @@ def test_first_episode_tilt_keeps_the_cause_of_each_envs_first_failure():
         env.failure_tilted = torch.tensor(tilted)
         tilt()
     assert tilt.tilted.tolist() == [False, False, True] and tilt.ended.all()
+
+
+def test_first_episode_excursion_measures_each_base_from_its_tile_centre_until_its_first_done():
+    """evaluate_terrain.py's tile leavers, on 8 m x 6 m tiles: env 0 passes x = 4 m, env 1 stays inside (y = 2.9 m),
+    env 2 passes y = 3 m only in its second episode, env 3 only at the step that reset it (not read)."""
+    env = type("Env", (), {"num_envs": 4, "device": "cpu"})()
+    env.env_origins = torch.tensor([[10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 0.0], [5.0, 5.0, 0.0]])
+    excursion = FirstEpisodeExcursion(env, (8.0, 6.0))
+    steps = [  # base xy offsets from the origins, terminated, timed out
+        ([[3.0, 0.0], [0.0, -2.9], [0.0, 1.0], [0.0, 0.0]], [False] * 4, [False] * 4),
+        ([[-4.5, 0.0], [1.0, 2.9], [0.0, 1.0], [9.0, 9.0]], [False, False, True, True], [False] * 4),
+        ([[0.0, 0.0], [0.0, 0.0], [0.0, 3.5], [9.0, 9.0]], [False] * 4, [False, True, False, False]),
+    ]
+    for offsets, terminated, time_outs in steps:
+        env.q = torch.cat([env.env_origins[:, :2] + torch.tensor(offsets), torch.zeros(4, 1)], dim=1)
+        env.reset_terminated, env.reset_time_outs = torch.tensor(terminated), torch.tensor(time_outs)
+        excursion()
+    assert excursion.left_tile.tolist() == [True, False, False, False]
+    assert torch.allclose(excursion.reach, torch.tensor([[4.5, 0.0], [1.0, 2.9], [0.0, 1.0], [0.0, 0.0]]))
 
 
 def test_checkpoints_table_separates_the_spread_over_seeds_from_the_drift_over_checkpoints():
