@@ -303,6 +303,7 @@ def run(args, rank: int) -> None:
             flush=True,
         )
         print(f"[eval] speed along the command by command speed: {profile_summary(result.speed_profile)}", flush=True)
+        print(f"[eval] by command direction: {profile_summary(result.direction_profile)}", flush=True)
     if runner.interrupted:  # --eval_on_interrupt
         sys.exit(exit_code(runner.interrupt_signal))
 

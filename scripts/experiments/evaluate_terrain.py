@@ -16,8 +16,8 @@ tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes who
 ``left_tile_rate`` the share whose base left its sub-terrain tile (its group then also counts its neighbours').
 ``--forward_commands`` gives every env the commands of ``sim2sim.py``'s MuJoCo episodes instead: a forward command
 uniform in ``FORWARD_VX_RANGE`` held over the episode, no lateral, yaw-rate or heading command, so ours and MuJoCo's
-tables of the same terrain compare the same kind of commands. ``speed_profile``: every evaluated step's tracking by
-command speed (``rl.speed_profile``).
+tables of the same terrain compare the same kind of commands. ``speed_profile`` and ``direction_profile``: every
+evaluated step's tracking by command speed and by command direction (forward, lateral, backward; ``rl.speed_profile``).
 """
 
 from __future__ import annotations
@@ -152,6 +152,8 @@ def main():
         print(f"[evaluate] {key:28s} {row}", flush=True)
     for row in result.speed_profile:
         print(f"[evaluate] command speed {row}", flush=True)
+    for row in result.direction_profile:
+        print(f"[evaluate] command direction {row}", flush=True)
     out = {
         "checkpoint": os.path.abspath(args.checkpoint),
         "flatten_scan": args.flatten_scan,
@@ -161,6 +163,7 @@ def main():
         "left_tile_rate": left_tile,
         "groups": rows,
         "speed_profile": result.speed_profile,
+        "direction_profile": result.direction_profile,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

@@ -80,6 +80,7 @@ def test_each_env_first_full_episode_counts():
     assert [(r["band"], r["steps"]) for r in res.speed_profile] == [([0.0, 0.25], 2), ([1.0, None], 10)]
     assert res.speed_profile[0]["tracking_error"] == pytest.approx(0.3)
     assert res.speed_profile[1]["speed_along_command"] == pytest.approx(0.5)
+    assert [(r["sector"], r["steps"]) for r in res.direction_profile] == [("forward", 12)]  # both commands along +x
 
 
 def test_yaw_rate_error():

@@ -1,11 +1,18 @@
-"""SpeedProfile: tracking by command speed, against hand-computed band means."""
+"""SpeedProfile and DirectionProfile: tracking by command speed and direction, against hand-computed means."""
 
 import math
 
 import pytest
 import torch
 
-from isaaclab_diffsim.rl.speed_profile import SPEED_BANDS, SpeedProfile, band_label, profile_summary
+from isaaclab_diffsim.rl.speed_profile import (
+    DIRECTION_SECTORS,
+    SPEED_BANDS,
+    DirectionProfile,
+    SpeedProfile,
+    band_label,
+    profile_summary,
+)
 
 
 def test_band_means_by_hand():
@@ -57,3 +64,52 @@ def test_labels_and_summary_line():
     assert band_label([0.25, 0.5]) == "0.25-0.50" and band_label([1.0, None]) == ">= 1.00"
     rows = [{"band": [1.0, None], "steps": 3, "tracking_error": 0.5, "speed_along_command": 0.7, "command_speed": 1.2}]
     assert profile_summary(rows) == ">= 1.00: 0.70 of 1.20 m/s (error 0.500)"
+
+
+def test_direction_sectors_by_hand():
+    """Forward within 45 degrees of +x (at 30 and 40 degrees), lateral to either side (72 degrees), backward
+    within 45 degrees of -x; a zero command has no direction and a masked-out env counts nowhere."""
+    cmd = torch.tensor(
+        [
+            [1.0, 0.0],
+            [0.5 * math.sqrt(3.0), 0.5],
+            [0.6, 0.5],
+            [0.0, 0.8],
+            [0.2, -0.6],
+            [-0.5, 0.1],
+            [0.0, 0.0],
+            [1.0, 0],
+        ]
+    )
+    vel = torch.tensor(
+        [[0.4, 0.0], [0.0, 0.0], [0.0, 0.0], [0.1, 0.3], [0.0, 0.0], [-0.3, 0.0], [0.2, 0.0], [9.0, 9.0]]
+    )
+    prof = DirectionProfile()
+    prof.add(cmd, vel, torch.tensor([True] * 7 + [False]))
+    rows = {r["sector"]: r for r in prof.rows()}
+    assert list(rows) == list(DIRECTION_SECTORS) == ["forward", "lateral", "backward"]
+    fwd, lat, back = rows["forward"], rows["lateral"], rows["backward"]
+    assert fwd["steps"] == 3
+    assert fwd["speed_along_command"] == pytest.approx(0.4 / 3)
+    assert fwd["tracking_error"] == pytest.approx((0.6 + 1.0 + math.hypot(0.6, 0.5)) / 3)
+    assert fwd["command_speed"] == pytest.approx((2.0 + math.hypot(0.6, 0.5)) / 3)
+    assert lat["steps"] == 2
+    assert lat["speed_along_command"] == pytest.approx(0.3 / 2)  # (0.1, 0.3) along (0, 1), and 0
+    assert lat["tracking_error"] == pytest.approx((math.hypot(0.1, 0.5) + math.hypot(0.2, 0.6)) / 2)
+    assert lat["command_speed"] == pytest.approx((0.8 + math.hypot(0.2, 0.6)) / 2)
+    assert back["steps"] == 1
+    assert back["speed_along_command"] == pytest.approx(0.15 / math.hypot(0.5, 0.1))
+    assert profile_summary([back]).startswith("backward: 0.29 of 0.51 m/s (error ")
+
+
+def test_speed_and_direction_profiles_count_the_same_steps():
+    torch.manual_seed(0)
+    cmd, vel = torch.randn(64, 2), torch.randn(64, 2)
+    mask = torch.rand(64) < 0.7
+    speed, direction = SpeedProfile(), DirectionProfile()
+    for prof in (speed, direction):
+        prof.add(cmd, vel, mask)
+    for key in ("steps", "tracking_error"):
+        total = [sum(r["steps"] * (r[key] if key != "steps" else 1) for r in p.rows()) for p in (speed, direction)]
+        assert total[0] == pytest.approx(total[1])
+    assert sum(r["steps"] for r in direction.rows()) == int(mask.sum())

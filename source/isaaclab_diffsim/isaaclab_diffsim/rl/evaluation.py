@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ..envs.nonfinite import check_finite
-from .speed_profile import SpeedProfile
+from .speed_profile import DirectionProfile, SpeedProfile
 
 
 @dataclass
@@ -31,6 +31,8 @@ class EvalResult:
     """Mean over the episode's steps of |w_z,cmd - w_z| in the base frame [rad/s]."""
     speed_profile: list[dict] = field(default_factory=list)
     """The evaluated steps by command speed (:meth:`.speed_profile.SpeedProfile.rows`)."""
+    direction_profile: list[dict] = field(default_factory=list)
+    """The evaluated steps by command direction (:meth:`.speed_profile.DirectionProfile.rows`)."""
 
     def summary(self) -> str:
         return (
@@ -53,7 +55,8 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callbac
 
     Return: sum of the rewards of the episode's steps. Tracking error: mean over the episode's steps of
     |v_xy,cmd - v_xy| in the base frame [m/s]; yaw error: of |w_z,cmd - w_z| [rad/s]. A fall is an episode that
-    ended by termination (not by time-out). ``speed_profile``: the evaluated steps' tracking by command speed.
+    ended by termination (not by time-out). ``speed_profile`` and ``direction_profile``: the evaluated steps'
+    tracking by command speed and by command direction.
     Raises FloatingPointError (env ids and step) if the policy returns a non-finite action.
     ``step_callback()``, if given, is called after every ``env.step`` (recording, visualizers).
     """
@@ -61,10 +64,10 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callbac
         raise ValueError(f"evaluate: num_episodes must be >= 1, got {num_episodes!r}")
     n = env.num_envs
     returns, errors, falls, lengths, trace, yaw = [], [], [], [], [], []
-    profile = SpeedProfile()
+    profiles = (SpeedProfile(), DirectionProfile())
     for r in range(math.ceil(num_episodes / n)):
         k = min(n, num_episodes - r * n)
-        res = _evaluate_round(env, policy, k, (r == 0), progress, step_callback, profile)
+        res = _evaluate_round(env, policy, k, (r == 0), progress, step_callback, profiles)
         returns.append(res[0])
         errors.append(res[1])
         falls.append(res[2])
@@ -79,13 +82,14 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callbac
         np.concatenate(lengths),
         np.array(trace),
         np.concatenate(yaw),
-        profile.rows(),
+        profiles[0].rows(),
+        profiles[1].rows(),
     )
 
 
-def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool, step_callback, profile: SpeedProfile):
+def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool, step_callback, profiles: tuple):
     """Metrics of the first episode of envs 0..k-1 after a reset (numpy arrays of length k) and env 0's trace; their
-    steps are added to ``profile``."""
+    steps are added to each of ``profiles``."""
     n, dev = env.num_envs, env.device
     obs = env.reset()
     ep_return = torch.zeros(n, device=dev)
@@ -109,7 +113,8 @@ def _evaluate_round(env, policy, k: int, record_trace: bool, progress: bool, ste
         active = ~finished  # envs still in their first episode
         lin_b, yaw_rate = extras["terminal_obs"][:, 0:2], extras["terminal_obs"][:, 5]
         ep_err += torch.where(active, (cmd[:, :2] - lin_b).norm(dim=1), 0.0)
-        profile.add(cmd[:, :2], lin_b, active & counted)
+        for profile in profiles:
+            profile.add(cmd[:, :2], lin_b, active & counted)
         ep_yaw_err += torch.where(active, (cmd[:, 2] - yaw_rate).abs(), 0.0)
         ep_return += torch.where(active, rew, 0.0)
         ep_len += active.float()
