@@ -17,7 +17,8 @@ tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes who
 ``--forward_commands`` gives every env the commands of ``sim2sim.py``'s MuJoCo episodes instead: a forward command
 uniform in ``FORWARD_VX_RANGE`` held over the episode, no lateral, yaw-rate or heading command, so ours and MuJoCo's
 tables of the same terrain compare the same kind of commands. ``speed_profile`` and ``direction_profile``: every
-evaluated step's tracking by command speed and by command direction (forward, lateral, backward; ``rl.speed_profile``).
+evaluated step's tracking by command speed and by command direction (forward, lateral, backward; ``rl.speed_profile``);
+``all_commands`` pools them: its ``command_speed`` is the tracking error of a robot that stands still.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from policy_env import add_policy_arguments, make_policy_env
 
 from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE
 from isaaclab_diffsim.rl.evaluation import evaluate
+from isaaclab_diffsim.rl.speed_profile import pooled
 from isaaclab_diffsim.terrains.grid_groups import terrain_groups
 
 
@@ -154,6 +156,12 @@ def main():
         print(f"[evaluate] command speed {row}", flush=True)
     for row in result.direction_profile:
         print(f"[evaluate] command direction {row}", flush=True)
+    overall = pooled(result.speed_profile)
+    print(
+        f"[evaluate] along the commands: {overall['speed_along_command']:.3f} of {overall['command_speed']:.3f} m/s "
+        f"(standing still would track at {overall['command_speed']:.3f} m/s)",
+        flush=True,
+    )
     out = {
         "checkpoint": os.path.abspath(args.checkpoint),
         "flatten_scan": args.flatten_scan,
@@ -164,6 +172,7 @@ def main():
         "groups": rows,
         "speed_profile": result.speed_profile,
         "direction_profile": result.direction_profile,
+        "all_commands": overall,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

@@ -11,6 +11,7 @@ from isaaclab_diffsim.rl.speed_profile import (
     DirectionProfile,
     SpeedProfile,
     band_label,
+    pooled,
     profile_summary,
 )
 
@@ -113,3 +114,18 @@ def test_speed_and_direction_profiles_count_the_same_steps():
         total = [sum(r["steps"] * (r[key] if key != "steps" else 1) for r in p.rows()) for p in (speed, direction)]
         assert total[0] == pytest.approx(total[1])
     assert sum(r["steps"] for r in direction.rows()) == int(mask.sum())
+
+
+def test_pooled_rows_weigh_by_steps():
+    rows = [
+        {"band": [0.0, 0.25], "steps": 1, "tracking_error": 0.1, "speed_along_command": 0.0, "command_speed": 0.1},
+        {"band": [1.0, None], "steps": 3, "tracking_error": 0.5, "speed_along_command": 0.8, "command_speed": 1.2},
+    ]
+    assert pooled(rows) == {
+        "steps": 4,
+        "tracking_error": pytest.approx(0.4),
+        "speed_along_command": pytest.approx(0.6),
+        "command_speed": pytest.approx(0.925),
+    }
+    with pytest.raises(ValueError, match="no steps"):
+        pooled([])

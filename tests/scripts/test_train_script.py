@@ -50,6 +50,7 @@ def test_train_checkpoint_export_evaluate(tmp_path):
         env=os.environ.copy(),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[eval] by command direction: " in proc.stdout and "[eval] along the commands: " in proc.stdout
     d = run_dir(tmp_path)
     assert (d / "model_2.pt").is_file()
     assert torch.load(d / "model_2.pt", weights_only=True)["iter"] == 2

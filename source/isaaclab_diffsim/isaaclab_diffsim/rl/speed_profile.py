@@ -99,6 +99,17 @@ class DirectionProfile(_TrackingSums):
         return self._rows("sector", list(DIRECTION_SECTORS))
 
 
+def pooled(rows: list[dict]) -> dict:
+    """The rows of a profile pooled into one over all their steps: ``{"steps", "tracking_error",
+    "speed_along_command", "command_speed"}``. ``command_speed`` is also the tracking error a robot standing still
+    would have on these steps; ``speed_along_command`` how much of it the policy walks."""
+    steps = sum(r["steps"] for r in rows)
+    if steps == 0:
+        raise ValueError("pooled: no steps in the rows")
+    keys = ("tracking_error", "speed_along_command", "command_speed")
+    return {"steps": steps, **{k: sum(r["steps"] * r[k] for r in rows) / steps for k in keys}}
+
+
 def band_label(band: list) -> str:
     """``"0.25-0.50"`` for a band ``[lo, hi]`` of :meth:`SpeedProfile.rows`, ``">= 1.00"`` for an open one."""
     lo, hi = band
