@@ -88,7 +88,7 @@ class FirstEpisodeExcursion:
         done = env.reset_terminated | env.reset_time_outs
         live = ~self.ended & ~done
         offset = (env.q[:, 0:2].detach() - env.env_origins[:, 0:2]).abs()
-        self.reach[live] = torch.maximum(self.reach[live], offset[live])
+        self.reach = torch.where(live[:, None], torch.maximum(self.reach, offset), self.reach)
         self.ended |= done
 
     @property
