@@ -290,7 +290,7 @@ def run(args, rank: int) -> None:
     )
     if args.eval_episodes > 0:
         from isaaclab_diffsim.rl.evaluation import evaluate
-        from isaaclab_diffsim.rl.speed_profile import pooled, profile_summary
+        from isaaclab_diffsim.rl.speed_profile import along_summary, profile_summary
 
         env.set_contact_model("hard")
         env.cfg.use_evaluation_settings()  # the -Play settings
@@ -304,12 +304,7 @@ def run(args, rank: int) -> None:
         )
         print(f"[eval] speed along the command by command speed: {profile_summary(result.speed_profile)}", flush=True)
         print(f"[eval] by command direction: {profile_summary(result.direction_profile)}", flush=True)
-        overall = pooled(result.speed_profile)
-        print(
-            f"[eval] along the commands: {overall['speed_along_command']:.2f} of {overall['command_speed']:.2f} m/s "
-            "(the second is the tracking error of standing still)",
-            flush=True,
-        )
+        print(f"[eval] {along_summary(result.speed_profile)}", flush=True)
     if runner.interrupted:  # --eval_on_interrupt
         sys.exit(exit_code(runner.interrupt_signal))
 

@@ -32,7 +32,7 @@ from policy_env import add_policy_arguments, make_policy_env
 
 from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE
 from isaaclab_diffsim.rl.evaluation import evaluate
-from isaaclab_diffsim.rl.speed_profile import pooled
+from isaaclab_diffsim.rl.speed_profile import along_summary, pooled
 from isaaclab_diffsim.terrains.grid_groups import terrain_groups
 
 
@@ -156,12 +156,7 @@ def main():
         print(f"[evaluate] command speed {row}", flush=True)
     for row in result.direction_profile:
         print(f"[evaluate] command direction {row}", flush=True)
-    overall = pooled(result.speed_profile)
-    print(
-        f"[evaluate] along the commands: {overall['speed_along_command']:.3f} of {overall['command_speed']:.3f} m/s "
-        f"(standing still would track at {overall['command_speed']:.3f} m/s)",
-        flush=True,
-    )
+    print(f"[evaluate] {along_summary(result.speed_profile)}", flush=True)
     out = {
         "checkpoint": os.path.abspath(args.checkpoint),
         "flatten_scan": args.flatten_scan,
@@ -172,7 +167,7 @@ def main():
         "groups": rows,
         "speed_profile": result.speed_profile,
         "direction_profile": result.direction_profile,
-        "all_commands": overall,
+        "all_commands": pooled(result.speed_profile),
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

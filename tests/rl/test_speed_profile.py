@@ -10,6 +10,7 @@ from isaaclab_diffsim.rl.speed_profile import (
     SPEED_BANDS,
     DirectionProfile,
     SpeedProfile,
+    along_summary,
     band_label,
     pooled,
     profile_summary,
@@ -129,3 +130,4 @@ def test_pooled_rows_weigh_by_steps():
     }
     with pytest.raises(ValueError, match="no steps"):
         pooled([])
+    assert along_summary(rows) == "along the commands: 0.600 of 0.925 m/s (standing still would track at 0.925 m/s)"

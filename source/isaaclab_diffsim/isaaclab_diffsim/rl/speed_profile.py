@@ -124,3 +124,13 @@ def profile_summary(rows: list[dict]) -> str:
         f"{r['command_speed']:.2f} m/s (error {r['tracking_error']:.3f})"
         for r in rows
     )
+
+
+def along_summary(rows: list[dict]) -> str:
+    """One line of :func:`pooled` ``rows``: how far the policy walks along its commands against the commanded speed,
+    which is the tracking error of standing still."""
+    p = pooled(rows)
+    return (
+        f"along the commands: {p['speed_along_command']:.3f} of {p['command_speed']:.3f} m/s "
+        f"(standing still would track at {p['command_speed']:.3f} m/s)"
+    )
