@@ -131,6 +131,18 @@ def resume_path(args, agent_cfg) -> str | None:
     return get_checkpoint_path(root, agent_cfg.load_run, agent_cfg.load_checkpoint)
 
 
+def export_dir(log_dir: str) -> str:
+    return os.path.join(log_dir, "exported")
+
+
+def exportable(env) -> bool:
+    """False, saying so, for a diagnostic policy that observes what a robot cannot (``env.terrain_oracle``)."""
+    if getattr(env.cfg, "terrain_oracle", False):
+        print("[train] not exported: env.terrain_oracle observes the sub-terrain type (a diagnostic)", flush=True)
+        return False
+    return True
+
+
 def train_shac(env, agent_cfg, log_dir, args):
     from isaaclab_diffsim.rl.shac import resolve_class
 
@@ -143,7 +155,8 @@ def train_shac(env, agent_cfg, log_dir, args):
     runner.learn()  # up to max_iterations in total
     if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
-    export_bundle(env, runner.get_inference_policy("cpu"), os.path.join(log_dir, "exported"), env.cfg.to_dict(), "shac")
+    if exportable(env):
+        export_bundle(env, runner.get_inference_policy("cpu"), export_dir(log_dir), env.cfg.to_dict(), "shac")
     return runner, runner.get_inference_policy()
 
 
@@ -157,10 +170,9 @@ def train_ppo(env, agent_cfg, log_dir, args):
     runner.learn(init_at_random_ep_len=True)  # up to max_iterations in total
     if (runner.interrupted and not args.eval_on_interrupt) or log_dir is None:  # log_dir None: ranks > 0
         return runner, None
-    clip = runner.env.clip_actions
-    export_bundle(
-        env, runner.deploy_actor(), os.path.join(log_dir, "exported"), env.cfg.to_dict(), "ppo", action_clip=clip
-    )
+    if exportable(env):
+        clip = runner.env.clip_actions
+        export_bundle(env, runner.deploy_actor(), export_dir(log_dir), env.cfg.to_dict(), "ppo", action_clip=clip)
     return runner, runner.act_policy(args.device)
 
 
@@ -285,9 +297,9 @@ def run(args, rank: int) -> None:
         sys.exit(exit_code(runner.interrupt_signal))
     if rank > 0:
         return
-    print(
-        f"[train] done in {time.time() - t0:.0f} s; exported policy to {os.path.join(log_dir, 'exported')}", flush=True
-    )
+    exported = os.path.isfile(os.path.join(export_dir(log_dir), "policy.pt"))
+    where = f"; exported policy to {export_dir(log_dir)}" if exported else ""
+    print(f"[train] done in {time.time() - t0:.0f} s{where}", flush=True)
     if args.eval_episodes > 0:
         from isaaclab_diffsim.rl.evaluation import evaluate
         from isaaclab_diffsim.rl.speed_profile import along_summary, profile_summary

@@ -18,7 +18,9 @@ tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes who
 uniform in ``FORWARD_VX_RANGE`` held over the episode, no lateral, yaw-rate or heading command, so ours and MuJoCo's
 tables of the same terrain compare the same kind of commands. ``speed_profile`` and ``direction_profile``: every
 evaluated step's tracking by command speed and by command direction (forward, lateral, backward; ``rl.speed_profile``);
-``all_commands`` pools them: its ``command_speed`` is the tracking error of a robot that stands still.
+``all_commands`` pools them: its ``command_speed`` is the tracking error of a robot that stands still;
+``type_profile`` and ``level_profile`` give the same per sub-terrain type and level the env started on (means over
+steps, where the groups' tracking errors are means over episodes).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from policy_env import add_policy_arguments, make_policy_env
 
 from isaaclab_diffsim.deploy.sim2sim.commands import FORWARD_VX_RANGE
 from isaaclab_diffsim.rl.evaluation import evaluate
-from isaaclab_diffsim.rl.speed_profile import along_summary, pooled
-from isaaclab_diffsim.terrains.grid_groups import terrain_groups
+from isaaclab_diffsim.rl.speed_profile import EnvGroupProfile, along_summary, pooled
+from isaaclab_diffsim.terrains.grid_groups import column_sub_terrains, terrain_groups
 
 
 def flattened_scan_policy(policy, columns: slice):
@@ -121,6 +123,8 @@ def main():
             )
         env_cfg.seed = args.seed
         if args.flat:
+            if getattr(env_cfg, "terrain_oracle", False):
+                raise SystemExit("--flat with env.terrain_oracle: a plane has none of the sub-terrain types observed")
             env_cfg.terrain.use_flat_ground()
         if args.forward_commands:
             use_forward_commands(env_cfg)
@@ -141,7 +145,12 @@ def main():
         tilt()
         excursion()
 
-    result = evaluate(env, policy, env.num_envs, progress=False, step_callback=after_step)
+    gen = env.cfg.terrain.generator
+    type_profile = EnvGroupProfile(torch.as_tensor(column_sub_terrains(gen))[types], list(gen.sub_terrains))
+    level_profile = EnvGroupProfile(torch.as_tensor(levels), [str(lv) for lv in range(gen.num_rows)])
+    result = evaluate(
+        env, policy, env.num_envs, progress=False, step_callback=after_step, profiles=(type_profile, level_profile)
+    )
     tilted_falls = result.falls & tilt.tilted.cpu().numpy()
     left_tile = float(excursion.left_tile.float().mean())
     print(
@@ -149,13 +158,15 @@ def main():
         f" {100 * left_tile:.1f} %",
         flush=True,
     )
-    rows = terrain_groups(env.cfg.terrain.generator, types, levels, result.tracking_errors, result.falls, tilted_falls)
+    rows = terrain_groups(gen, types, levels, result.tracking_errors, result.falls, tilted_falls)
     for key, row in rows.items():
         print(f"[evaluate] {key:28s} {row}", flush=True)
     for row in result.speed_profile:
         print(f"[evaluate] command speed {row}", flush=True)
     for row in result.direction_profile:
         print(f"[evaluate] command direction {row}", flush=True)
+    for row in type_profile.rows():
+        print(f"[evaluate] sub-terrain type {row}", flush=True)
     print(f"[evaluate] {along_summary(result.speed_profile)}", flush=True)
     out = {
         "checkpoint": os.path.abspath(args.checkpoint),
@@ -168,6 +179,8 @@ def main():
         "speed_profile": result.speed_profile,
         "direction_profile": result.direction_profile,
         "all_commands": pooled(result.speed_profile),
+        "type_profile": type_profile.rows(),
+        "level_profile": level_profile.rows(),
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

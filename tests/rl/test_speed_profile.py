@@ -1,4 +1,5 @@
-"""SpeedProfile and DirectionProfile: tracking by command speed and direction, against hand-computed means."""
+"""SpeedProfile, DirectionProfile and EnvGroupProfile: tracking by command speed, direction and group of envs, against
+hand-computed means."""
 
 import math
 
@@ -9,6 +10,7 @@ from isaaclab_diffsim.rl.speed_profile import (
     DIRECTION_SECTORS,
     SPEED_BANDS,
     DirectionProfile,
+    EnvGroupProfile,
     SpeedProfile,
     along_summary,
     band_label,
@@ -131,3 +133,31 @@ def test_pooled_rows_weigh_by_steps():
     with pytest.raises(ValueError, match="no steps"):
         pooled([])
     assert along_summary(rows) == "along the commands: 0.600 of 0.925 m/s (standing still would track at 0.925 m/s)"
+
+
+def test_env_groups_by_hand():
+    """Envs 0 and 2 in group "b", env 1 in group "a", group "c" empty; a masked-out env counts nowhere and a zero
+    command counts in its group; pooled over the groups is pooled over the speed bands."""
+    cmd = torch.tensor([[0.6, 0.0], [0.0, 0.0], [0.0, 0.8], [1.0, 0.0]])
+    vel = torch.tensor([[0.3, 0.0], [0.1, 0.0], [0.2, 0.5], [9.0, 0.0]])
+    mask = torch.tensor([True, True, True, False])
+    groups = EnvGroupProfile(torch.tensor([1, 0, 1, 2]), ["a", "b", "c"])
+    bands = SpeedProfile()
+    for _ in range(2):  # two steps of the same
+        groups.add(cmd, vel, mask)
+        bands.add(cmd, vel, mask)
+    a, b = groups.rows()
+    assert a == {
+        "group": "a",
+        "steps": 2,
+        "tracking_error": pytest.approx(0.1),
+        "speed_along_command": 0.0,
+        "command_speed": 0.0,
+    }
+    assert b["group"] == "b" and b["steps"] == 4
+    assert b["speed_along_command"] == pytest.approx((0.3 + 0.5) / 2)
+    assert b["command_speed"] == pytest.approx((0.6 + 0.8) / 2)
+    assert b["tracking_error"] == pytest.approx((0.3 + math.hypot(0.2, 0.3)) / 2)
+    assert pooled(groups.rows()) == pytest.approx(pooled(bands.rows()))
+    with pytest.raises(ValueError, match="1-D index into the 2 labels"):
+        EnvGroupProfile(torch.tensor([0, 2]), ["a", "b"])

@@ -170,3 +170,14 @@ def test_terrain_rollout_scripts_refuse_a_task_without_terrain(tmp_path, script,
     )
     refused(proc, "DiffSim-Velocity-Flat-AnymalC-Direct-Play has no generated terrain", "needs a rough task")
     assert not out.exists()
+
+
+def test_evaluate_terrain_refuses_a_flat_evaluation_of_an_oracle_policy(tmp_path):
+    ckpt = fake_checkpoint(tmp_path / "model_5.pt", SHAC_KEYS)
+    out = tmp_path / "out.json"
+    proc = tool(
+        "experiments/evaluate_terrain.py",
+        *("--algo", "shac", "--checkpoint", str(ckpt), "--flat", "--out", str(out), "env.terrain_oracle=true"),
+    )
+    refused(proc, "--flat with env.terrain_oracle", "sub-terrain types observed")
+    assert not out.exists()

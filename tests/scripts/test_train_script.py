@@ -102,6 +102,22 @@ def test_warm_start_task_trains_its_stage_first_then_skips_it_once_finished(tmp_
     assert f"[SHAC] warm start from {second / 'warm_start' / 'model_1.pt'}" in again.stdout
 
 
+@pytest.mark.integration
+def test_an_oracle_policy_trains_and_evaluates_and_is_not_exported(tmp_path):
+    log_dir = tmp_path / "oracle"
+    small = ["env.terrain.generator.num_rows=3", "env.terrain.generator.num_cols=6", "env.asset_source=urdf"]
+    flags = ["--task", "DiffSim-Velocity-Rough-AnymalC-Direct", "--max_iterations", "1", "--eval_episodes", "2"]
+    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), *flags, "--log_dir", str(log_dir), *TINY]
+    cmd += ["agent.warm_start_task=null", "env.terrain_oracle=true", *small]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[train] not exported: env.terrain_oracle observes the sub-terrain type" in proc.stdout
+    assert (log_dir / "model_1.pt").is_file() and not (log_dir / "exported").exists()
+    assert "exported policy to" not in proc.stdout
+    eval_line = [ln for ln in proc.stdout.splitlines() if ln.startswith("[eval]")]
+    assert eval_line and "episodes 2:" in eval_line[0], proc.stdout[-2000:]
+
+
 def _checkpoint_state(path):
     s = torch.load(path, weights_only=True)
     return {k: v for k, v in s.items() if k not in ("wall_time", "cfg", "infos")}

@@ -36,8 +36,11 @@ def export_bundle(
     """Write ``policy.onnx``, ``policy.pt`` (TorchScript) and ``io.yaml`` into ``out_dir``; returns their paths.
 
     ``policy`` maps raw observations (gait clock included when the env has one) to actions, on the CPU;
-    ``train_env_cfg`` is the env cfg of training as a dict (its contact model and gait go into io.yaml).
+    ``train_env_cfg`` is the env cfg of training as a dict (its contact model and gait go into io.yaml). An env
+    with ``terrain_oracle`` is refused (ValueError).
     """
+    if getattr(env.cfg, "terrain_oracle", False):
+        raise ValueError("env.terrain_oracle: the policy observes the sub-terrain type, which a robot does not know")
     out_dir = os.path.abspath(out_dir)
     parent = os.path.dirname(out_dir)
     names = {"onnx": "policy.onnx", "torchscript": "policy.pt", "io": "io.yaml"}

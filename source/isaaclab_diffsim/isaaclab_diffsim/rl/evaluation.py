@@ -44,7 +44,9 @@ class EvalResult:
 
 
 @torch.no_grad()
-def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callback=None) -> EvalResult:
+def evaluate(
+    env, policy, num_episodes: int, progress: bool = True, step_callback=None, profiles: tuple = ()
+) -> EvalResult:
     """Run the deterministic ``policy(obs) -> actions`` on a fixed set of ``num_episodes`` full episodes.
 
     The env is reset, then stepped until each of its first ``min(num_episodes, num_envs)`` envs has finished its
@@ -58,13 +60,14 @@ def evaluate(env, policy, num_episodes: int, progress: bool = True, step_callbac
     ended by termination (not by time-out). ``speed_profile`` and ``direction_profile``: the evaluated steps'
     tracking by command speed and by command direction.
     Raises FloatingPointError (env ids and step) if the policy returns a non-finite action.
-    ``step_callback()``, if given, is called after every ``env.step`` (recording, visualizers).
+    ``step_callback()``, if given, is called after every ``env.step`` (recording, visualizers). ``profiles``: more
+    :mod:`.speed_profile` accumulators (an :class:`~.speed_profile.EnvGroupProfile`) that count the same steps.
     """
     if num_episodes < 1:
         raise ValueError(f"evaluate: num_episodes must be >= 1, got {num_episodes!r}")
     n = env.num_envs
     returns, errors, falls, lengths, trace, yaw = [], [], [], [], [], []
-    profiles = (SpeedProfile(), DirectionProfile())
+    profiles = (SpeedProfile(), DirectionProfile(), *profiles)
     for r in range(math.ceil(num_episodes / n)):
         k = min(n, num_episodes - r * n)
         res = _evaluate_round(env, policy, k, (r == 0), progress, step_callback, profiles)

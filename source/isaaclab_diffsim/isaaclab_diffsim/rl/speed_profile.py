@@ -99,6 +99,29 @@ class DirectionProfile(_TrackingSums):
         return self._rows("sector", list(DIRECTION_SECTORS))
 
 
+class EnvGroupProfile(_TrackingSums):
+    """The tracking sums per group of envs (the sub-terrain type an env started on, its level): ``groups``
+    (num_envs,) the group index of each env, ``labels`` the groups' names. Every step counts, zero commands too, as
+    in :class:`SpeedProfile`."""
+
+    def __init__(self, groups: torch.Tensor, labels: list[str]):
+        groups = torch.as_tensor(groups).long()
+        if groups.ndim != 1 or (groups.numel() and not 0 <= int(groups.min()) <= int(groups.max()) < len(labels)):
+            raise ValueError(f"env groups must be a 1-D index into the {len(labels)} labels")
+        super().__init__(len(labels))
+        self.groups, self.labels = groups, list(labels)
+
+    def _bins(self, cmd: torch.Tensor, speed: torch.Tensor) -> torch.Tensor:
+        if self.groups.device != speed.device:
+            self.groups = self.groups.to(speed.device)
+        return self.groups
+
+    def rows(self) -> list[dict]:
+        """Per group with steps: ``{"group": label, "steps", "tracking_error", "speed_along_command",
+        "command_speed"}`` (means over the group's steps)."""
+        return self._rows("group", self.labels)
+
+
 def pooled(rows: list[dict]) -> dict:
     """The rows of a profile pooled into one over all their steps: ``{"steps", "tracking_error",
     "speed_along_command", "command_speed"}``. ``command_speed`` is also the tracking error a robot standing still

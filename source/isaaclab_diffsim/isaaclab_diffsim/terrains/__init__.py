@@ -6,6 +6,7 @@ from .height_scan import grid_pattern, height_scan, scan_points
 from .heightmap import HeightMap
 from .terrain_cfg import DiffFootHeightsCfg, DiffHeightScanCfg, DiffTerrainCfg, rough_terrains_cfg
 from .terrain_levels import TerrainLevels, terrain_level_moves
+from .tile_types import TileTypes
 
 __all__ = [
     "DiffFootHeightsCfg",
@@ -14,6 +15,7 @@ __all__ = [
     "GeneratedTerrain",
     "HeightMap",
     "TerrainLevels",
+    "TileTypes",
     "rough_terrains_cfg",
     "generate_terrain",
     "generator_cfg",

@@ -20,6 +20,7 @@ from .....solver import SolverMoreauGS
 from .....terrains import (
     HeightMap,
     TerrainLevels,
+    TileTypes,
     generate_terrain,
     generator_cfg,
     grid_pattern,
@@ -86,6 +87,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.isaaclab_scene = None
         self.terrain = None
         """The generated terrain (``cfg.terrain``; None: the ground plane)."""
+        self.tile_types: TileTypes | None = None
+        """The sub-terrain types that ``cfg.terrain_oracle`` observes (None while it is off)."""
         self.leapp_node: str | None = None
         """Name of the LEAPP graph node while an export traces this env (:mod:`isaaclab_diffsim.deploy.leapp_pipeline`);
         None otherwise, and the annotations are skipped."""
@@ -97,6 +100,9 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         self.default_q = self.q[0].clone()
         self.heightmap, self.terrain_levels = self._terrain_queries()
         self.foot_edge_map = self._foot_edge_map()
+        if cfg.terrain_oracle:
+            origins = torch.as_tensor(self.terrain.origins, dtype=torch.float32, device=dev)
+            self.tile_types = TileTypes(cfg.terrain.generator, origins, self.terrain.sub_terrain_size)
         self.terrain_level = (
             torch.zeros(n, dtype=torch.long, device=dev)
             if self.terrain_levels is None
@@ -244,7 +250,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             else len(grid_pattern(self.cfg.height_scan.size, self.cfg.height_scan.resolution))
         )
         feet = 0 if self.cfg.foot_heights is None else len(self.layout.foot_names)
-        return int(self.cfg.observation_space) + scan + feet + (2 if self.cfg.gait.period_s > 0 else 0)
+        oracle = len(self.cfg.terrain.generator.sub_terrains) + 1 if self.cfg.terrain_oracle else 0
+        return int(self.cfg.observation_space) + scan + feet + oracle + (2 if self.cfg.gait.period_s > 0 else 0)
 
     def _observation_terms(self) -> dict[str, slice]:
         """Entries of each term of the observation (Isaac Lab's flat-MDP terms, before the gait clock), sized by the
@@ -268,6 +275,16 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             return None
         start = self._observation_terms()["actions"].stop + (0 if self.scan_pattern is None else len(self.scan_pattern))
         return slice(start, start + self.num_feet)
+
+    @property
+    def terrain_type_columns(self) -> slice | None:
+        """The ``terrain_oracle`` entries of the observation (after the foot heights, before the gait clock); None
+        while it is off."""
+        if self.tile_types is None:
+            return None
+        start = self._observation_terms()["actions"].stop + (0 if self.scan_pattern is None else len(self.scan_pattern))
+        start += 0 if self.cfg.foot_heights is None else self.num_feet
+        return slice(start, start + self.tile_types.num_entries)
 
     def _check_sizes(self) -> None:
         """The config's observation and action sizes must be those of the model's layout."""
@@ -425,6 +442,8 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             obs = torch.cat([obs, self._height_scan(q)], 1)
         if self.cfg.foot_heights is not None:
             obs = torch.cat([obs, self._observed_foot_heights()], 1)
+        if self.tile_types is not None:
+            obs = torch.cat([obs, self.tile_types.one_hot(q[:, 0:2])], 1)
         if self.cfg.gait.period_s > 0:
             obs = torch.cat([obs, mdp.gait_clock(self._gait_phase())], 1)
         return obs

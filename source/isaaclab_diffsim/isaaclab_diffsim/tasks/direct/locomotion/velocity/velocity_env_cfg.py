@@ -311,6 +311,12 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
     foot_heights: DiffFootHeightsCfg | None = None
     """Each foot's height above the ground below it, appended to the observation after the height scan (before the
     gait clock). None: not observed."""
+    terrain_oracle: bool = False
+    """A diagnostic, not deployable: the one-hot sub-terrain type of the tile below the base (one entry per
+    sub-terrain of ``terrain.generator`` and one for the border, :class:`~isaaclab_diffsim.terrains.TileTypes`),
+    appended after the foot heights (before the gait clock). It tells whether a policy that knows the terrain type
+    outright walks differently per type; a robot does not have it, so such a policy is not exported. Needs a
+    terrain."""
 
     def use_robot(self, robot: DiffRobotCfg) -> None:
         """Make ``robot`` the task's robot: its gains, envelope and heights become ``kp``, ``kd``,
@@ -352,6 +358,8 @@ class DiffVelocityEnvCfg(DiffDirectRLEnvCfg):
                 self.terrain.check_scan_fits(self.height_scan)
         if self.foot_heights is not None:
             self.foot_heights.validate_values("foot_heights.")
+        if self.terrain_oracle and self.terrain is None:
+            raise ValueError("terrain_oracle: True needs a terrain (terrain is None)")
         nj, legs = self.robot.num_joints, tuple(self.robot.legs)
         ranges = [
             "commands.lin_vel_x",
