@@ -11,16 +11,17 @@ which ``terrain.curriculum`` also sets, so the curriculum stays on. ``scripts/de
 ``MeshPlaneTerrainCfg``) on the same grid, with the same commands: what the policy does without the terrain.
 ``--flatten_scan`` keeps the terrain and gives the policy a scan with every point at the mean of its env's scan (a flat
 ground at the mean height under the grid): the policy keeps its height over the ground and loses the terrain's shape,
-which measures how much it uses the shape. A fall is a base below ``min_base_height`` above the ground under it or
-tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of episodes whose fall had the base tilted;
-``left_tile_rate`` the share whose base left its sub-terrain tile (its group then also counts its neighbours').
-``--forward_commands`` gives every env the commands of ``sim2sim.py``'s MuJoCo episodes instead: a forward command
-uniform in ``FORWARD_VX_RANGE`` held over the episode, no lateral, yaw-rate or heading command, so ours and MuJoCo's
-tables of the same terrain compare the same kind of commands. ``speed_profile`` and ``direction_profile``: every
-evaluated step's tracking by command speed and by command direction (forward, lateral, backward; ``rl.speed_profile``);
-``all_commands`` pools them: its ``command_speed`` is the tracking error of a robot that stands still;
-``type_profile`` and ``level_profile`` give the same per sub-terrain type and level the env started on (means over
-steps, where the groups' tracking errors are means over episodes).
+which measures how much it uses the shape. ``--oracle_type NAME`` tells a policy trained with ``env.terrain_oracle``
+that every env is on sub-terrain NAME: how much it uses what the oracle tells it. A fall is a base below
+``min_base_height`` above the ground under it or tilted past ``max_gravity_z``; ``tilted_fall_rate`` is the share of
+episodes whose fall had the base tilted; ``left_tile_rate`` the share whose base left its sub-terrain tile (its group
+then also counts its neighbours'). ``--forward_commands`` gives every env the commands of ``sim2sim.py``'s MuJoCo
+episodes instead: a forward command uniform in ``FORWARD_VX_RANGE`` held over the episode, no lateral, yaw-rate or
+heading command, so ours and MuJoCo's tables of the same terrain compare the same kind of commands. ``speed_profile``
+and ``direction_profile``: every evaluated step's tracking by command speed and by command direction (forward, lateral,
+backward; ``rl.speed_profile``); ``all_commands`` pools them: its ``command_speed`` is the tracking error of a robot
+that stands still; ``type_profile`` and ``level_profile`` give the same per sub-terrain type and level the env started
+on (means over steps, where the groups' tracking errors are means over episodes).
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ def flattened_scan_policy(policy, columns: slice):
     def act(obs: torch.Tensor) -> torch.Tensor:
         obs = obs.clone()
         obs[:, columns] = obs[:, columns].mean(dim=1, keepdim=True)
+        return policy(obs)
+
+    return act
+
+
+def told_type_policy(policy, columns: slice, told: int):
+    """``policy`` fed observations whose terrain-oracle ``columns`` all say sub-terrain ``told`` (its one-hot)."""
+
+    def act(obs: torch.Tensor) -> torch.Tensor:
+        obs = obs.clone()
+        obs[:, columns] = 0.0
+        obs[:, columns.start + told] = 1.0
         return policy(obs)
 
     return act
@@ -110,6 +123,11 @@ def main():
         help="every height-scan point reads the mean of its env's scan: the policy without the terrain's shape",
     )
     p.add_argument(
+        "--oracle_type",
+        default=None,
+        help="with env.terrain_oracle: every env is told this sub-terrain type (how much the policy uses the oracle)",
+    )
+    p.add_argument(
         "--forward_commands",
         action="store_true",
         help="sim2sim.py's MuJoCo commands: forward only, uniform in FORWARD_VX_RANGE, one per episode",
@@ -128,12 +146,21 @@ def main():
             env_cfg.terrain.use_flat_ground()
         if args.forward_commands:
             use_forward_commands(env_cfg)
+        if args.oracle_type is not None:
+            names = list(env_cfg.terrain.generator.sub_terrains)
+            if not getattr(env_cfg, "terrain_oracle", False):
+                raise SystemExit("--oracle_type: the policy has no terrain oracle (env.terrain_oracle=true)")
+            if args.oracle_type not in names:
+                raise SystemExit(f"--oracle_type: unknown sub-terrain {args.oracle_type!r}; one of {names}")
 
     env, policy, _ = make_policy_env(args, configure)
     if args.flatten_scan:
         if env.scan_columns is None:
             raise SystemExit(f"--flatten_scan: {args.task} observes no height scan (env.height_scan)")
         policy = flattened_scan_policy(policy, env.scan_columns)
+    if args.oracle_type is not None:
+        told = list(env.cfg.terrain.generator.sub_terrains).index(args.oracle_type)
+        policy = told_type_policy(policy, env.terrain_type_columns, told)
     env.set_contact_model(args.contact_models.split(",")[0])
     torch.manual_seed(args.seed)
     env.reset(seed=args.seed)
@@ -172,6 +199,7 @@ def main():
         "checkpoint": os.path.abspath(args.checkpoint),
         "flatten_scan": args.flatten_scan,
         "forward_commands": args.forward_commands,
+        "oracle_type": args.oracle_type,
         "summary": result.summary(),
         "tilted_fall_rate": float(tilted_falls.mean()),
         "left_tile_rate": left_tile,

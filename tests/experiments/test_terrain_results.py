@@ -7,7 +7,13 @@ import os
 import pytest
 import terrain_levels
 import torch
-from evaluate_terrain import FirstEpisodeExcursion, FirstEpisodeTilt, flattened_scan_policy, use_forward_commands
+from evaluate_terrain import (
+    FirstEpisodeExcursion,
+    FirstEpisodeTilt,
+    flattened_scan_policy,
+    told_type_policy,
+    use_forward_commands,
+)
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from orchestration.context import ExperimentContext
@@ -465,6 +471,19 @@ def test_flattened_scan_policy_feeds_each_row_its_scan_mean():
     (seen,) = fed
     torch.testing.assert_close(seen[:, 3:9], before[:, 3:9].mean(dim=1, keepdim=True).expand(2, 6))
     assert torch.equal(seen[:, :3], before[:, :3]) and torch.equal(seen[:, 9:], before[:, 9:])
+    assert torch.equal(obs, before)
+
+
+def test_told_type_policy_sets_the_oracle_one_hot():
+    """evaluate_terrain.py --oracle_type: the oracle's entries read the told type's one-hot, the others are
+    untouched, and the caller's observation is not modified."""
+    obs = torch.rand(3, 10)
+    before = obs.clone()
+    fed = []
+    told_type_policy(lambda o: fed.append(o) or o[:, :1], slice(4, 8), 2)(obs)
+    (seen,) = fed
+    assert torch.equal(seen[:, 4:8], torch.tensor([[0.0, 0.0, 1.0, 0.0]]).expand(3, 4))
+    assert torch.equal(seen[:, :4], before[:, :4]) and torch.equal(seen[:, 8:], before[:, 8:])
     assert torch.equal(obs, before)
 
 

@@ -181,3 +181,17 @@ def test_evaluate_terrain_refuses_a_flat_evaluation_of_an_oracle_policy(tmp_path
     )
     refused(proc, "--flat with env.terrain_oracle", "sub-terrain types observed")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [((), "the policy has no terrain oracle"), (("env.terrain_oracle=true",), "unknown sub-terrain 'stairs'; one of")],
+)
+def test_evaluate_terrain_refuses_a_told_type_it_cannot_tell(tmp_path, overrides, message):
+    ckpt = fake_checkpoint(tmp_path / "model_5.pt", SHAC_KEYS)
+    out = tmp_path / "out.json"
+    args = ("--algo", "shac", "--checkpoint", str(ckpt), "--num_envs", "6", "--oracle_type", "stairs")
+    small = ("env.terrain.generator.num_rows=3", "env.terrain.generator.num_cols=6", "env.asset_source=urdf")
+    proc = tool("experiments/evaluate_terrain.py", *args, "--out", str(out), *small, *overrides)
+    refused(proc, "--oracle_type", message)
+    assert not out.exists()
