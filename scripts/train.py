@@ -297,8 +297,8 @@ def run(args, rank: int) -> None:
         sys.exit(exit_code(runner.interrupt_signal))
     if rank > 0:
         return
-    exported = os.path.isfile(os.path.join(export_dir(log_dir), "policy.pt"))
-    where = f"; exported policy to {export_dir(log_dir)}" if exported else ""
+    oracle = getattr(env.cfg, "terrain_oracle", False)  # not exported (exportable)
+    where = "" if oracle else f"; exported policy to {export_dir(log_dir)}"
     print(f"[train] done in {time.time() - t0:.0f} s{where}", flush=True)
     if args.eval_episodes > 0:
         from isaaclab_diffsim.rl.evaluation import evaluate
