@@ -27,11 +27,13 @@ class TileTypes:
         self.corner = origins[0, 0, 0:2] - 0.5 * self.size
         self.column_types = torch.as_tensor(column_sub_terrains(gen), device=origins.device).long()
         self.num_types = len(gen.sub_terrains)
-
-    @property
-    def num_entries(self) -> int:
+        self.num_entries = self.encoding_size(gen)
         """Size of the encoding: the sub-terrain types and the border."""
-        return self.num_types + 1
+
+    @staticmethod
+    def encoding_size(gen: TerrainGeneratorCfg) -> int:
+        """Size of the encoding for the terrain of ``gen``: one entry per sub-terrain and one for the border."""
+        return len(gen.sub_terrains) + 1
 
     def types(self, xy: torch.Tensor) -> torch.Tensor:
         """(...,) sub-terrain index of the tile below the points ``xy`` (..., 2); ``num_types`` off the grid."""

@@ -250,7 +250,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
             else len(grid_pattern(self.cfg.height_scan.size, self.cfg.height_scan.resolution))
         )
         feet = 0 if self.cfg.foot_heights is None else len(self.layout.foot_names)
-        oracle = len(self.cfg.terrain.generator.sub_terrains) + 1 if self.cfg.terrain_oracle else 0
+        oracle = TileTypes.encoding_size(self.cfg.terrain.generator) if self.cfg.terrain_oracle else 0
         return int(self.cfg.observation_space) + scan + feet + oracle + (2 if self.cfg.gait.period_s > 0 else 0)
 
     def _observation_terms(self) -> dict[str, slice]:
@@ -267,13 +267,17 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         start = self._observation_terms()["actions"].stop
         return slice(start, start + len(self.scan_pattern))
 
+    def _after_scan(self) -> int:
+        """Index of the first observation entry after the flat-MDP terms and the height scan."""
+        return self._observation_terms()["actions"].stop + (0 if self.scan_pattern is None else len(self.scan_pattern))
+
     @property
     def foot_height_columns(self) -> slice | None:
         """The ``foot_heights`` entries of the observation (after the height scan, before the gait clock); None
         without them."""
         if self.cfg.foot_heights is None:
             return None
-        start = self._observation_terms()["actions"].stop + (0 if self.scan_pattern is None else len(self.scan_pattern))
+        start = self._after_scan()
         return slice(start, start + self.num_feet)
 
     @property
@@ -282,8 +286,7 @@ class DiffVelocityEnv(DiffDirectRLEnv):
         while it is off."""
         if self.tile_types is None:
             return None
-        start = self._observation_terms()["actions"].stop + (0 if self.scan_pattern is None else len(self.scan_pattern))
-        start += 0 if self.cfg.foot_heights is None else self.num_feet
+        start = self._after_scan() + (0 if self.cfg.foot_heights is None else self.num_feet)
         return slice(start, start + self.tile_types.num_entries)
 
     def _check_sizes(self) -> None:
